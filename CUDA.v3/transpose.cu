@@ -1,0 +1,29 @@
+// CUDA.v3: stage a TILE_DIM x TILE_DIM tile in shared memory.
+// Changed since v2: the block reads its tile with coalesced row reads into shared memory, waits
+// for the whole tile (__syncthreads), then writes the transposed tile with coalesced row writes:
+// both global streams now move whole lines. The transpose itself happens inside shared memory.
+// What is left: the write phase reads a tile column, tile[threadIdx.x][threadIdx.y]; its 32
+// floats are TILE_DIM words apart and fall in one of the 32 banks: a 32-way bank conflict.
+#include "../common/cuda_step.cuh"
+
+constexpr int TILE_DIM = 32;
+
+__global__ void transpose_kernel(const float* in, float* out, int rows, int cols) {
+  __shared__ float tile[TILE_DIM][TILE_DIM];
+  int c = blockIdx.x * TILE_DIM + threadIdx.x;
+  int r = blockIdx.y * TILE_DIM + threadIdx.y;
+  if (r < rows && c < cols) tile[threadIdx.y][threadIdx.x] = in[static_cast<size_t>(r) * cols + c];
+  __syncthreads();  // outside any bounds check: every thread of the block must reach it
+  c = blockIdx.y * TILE_DIM + threadIdx.x;  // the block's output tile: swapped block indices
+  r = blockIdx.x * TILE_DIM + threadIdx.y;
+  if (r < cols && c < rows) out[static_cast<size_t>(r) * rows + c] = tile[threadIdx.x][threadIdx.y];
+}
+
+LaunchShape launch_transpose(const float* in, float* out, int rows, int cols, cudaStream_t stream) {
+  const dim3 block(TILE_DIM, TILE_DIM);
+  const dim3 grid((cols + TILE_DIM - 1) / TILE_DIM, (rows + TILE_DIM - 1) / TILE_DIM);
+  transpose_kernel<<<grid, block, 0, stream>>>(in, out, rows, cols);
+  return {grid, block};
+}
+
+const char* const kStepSummary = "shared-memory tile: both global streams coalesced, bank conflicts";

@@ -1,0 +1,35 @@
+// CUDA.v5_unroll: each thread moves several elements of the tile.
+// Changed since v4: the block is TILE_DIM x BLOCK_ROWS threads instead of TILE_DIM x TILE_DIM,
+// and each thread walks the tile's rows BLOCK_ROWS apart in an unrolled loop. Its
+// TILE_DIM / BLOCK_ROWS loads are independent, so they are all in flight before the first one
+// returns: more bytes in flight per thread, and fewer threads paying the index arithmetic.
+#include "../common/cuda_step.cuh"
+
+constexpr int TILE_DIM = 32;
+constexpr int BLOCK_ROWS = 8;
+
+__global__ void transpose_kernel(const float* in, float* out, int rows, int cols) {
+  __shared__ float tile[TILE_DIM][TILE_DIM + 1];  // +1: a column spans all 32 banks
+  int c = blockIdx.x * TILE_DIM + threadIdx.x;
+  int r = blockIdx.y * TILE_DIM + threadIdx.y;
+#pragma unroll
+  for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+    if (r + j < rows && c < cols)
+      tile[threadIdx.y + j][threadIdx.x] = in[static_cast<size_t>(r + j) * cols + c];
+  __syncthreads();  // outside any bounds check: every thread of the block must reach it
+  c = blockIdx.y * TILE_DIM + threadIdx.x;  // the block's output tile: swapped block indices
+  r = blockIdx.x * TILE_DIM + threadIdx.y;
+#pragma unroll
+  for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+    if (r + j < cols && c < rows)
+      out[static_cast<size_t>(r + j) * rows + c] = tile[threadIdx.x][threadIdx.y + j];
+}
+
+LaunchShape launch_transpose(const float* in, float* out, int rows, int cols, cudaStream_t stream) {
+  const dim3 block(TILE_DIM, BLOCK_ROWS);
+  const dim3 grid((cols + TILE_DIM - 1) / TILE_DIM, (rows + TILE_DIM - 1) / TILE_DIM);
+  transpose_kernel<<<grid, block, 0, stream>>>(in, out, rows, cols);
+  return {grid, block};
+}
+
+const char* const kStepSummary = "unrolled tile: each thread moves TILE_DIM / BLOCK_ROWS elements";

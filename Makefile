@@ -1,0 +1,142 @@
+# The transpose lab: from an OpenMP loop on the CPU to a GPU kernel at memory speed.
+# `make` (or `make help`) lists the targets. Set-up (build, Python venv) happens on demand.
+
+# ---- The progression, written once: every target below derives from these lists. ----
+CPU_STEPS  := CPU.omp
+CUDA_STEPS := CUDA.v1 CUDA.v2 CUDA.v3 CUDA.v4 CUDA.v5_unroll CUDA.v6_vector
+REFERENCE_STEPS := CUDA.cublas
+PROGRESSION := $(CPU_STEPS) $(CUDA_STEPS)
+STEPS := $(PROGRESSION) $(REFERENCE_STEPS)
+LAST_STEP := $(lastword $(CUDA_STEPS))
+
+# ---- Sizes and settings (override on the command line: make run-all ROWS=4096) ----
+ROWS ?= 8192
+COLS ?= $(ROWS)
+REPS ?=
+PROFILE_SIZE ?= 4096
+SCALING_SIZE ?= 8192
+SWEEP_SIZES ?= 256 512 1000 1024 2048 3000 4096 6000 8192 12000 16384
+BENCH_SHAPES ?= 8192x8192 16384x16384 8191x8193 1024x65536 65536x1024
+RESULTS ?= results
+OMP_PIN := OMP_PROC_BIND=close OMP_PLACES=cores
+
+# ---- Toolchain detection: no nvcc means CPU steps only, said once. ----
+NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
+export NVCC
+ifeq ($(NVCC),)
+  BUILT_STEPS := $(CPU_STEPS)
+  NVCC_NOTE := @echo "nvcc not found: the CUDA steps are not built (install the CUDA toolkit for them)"
+else
+  BUILT_STEPS := $(STEPS)
+  NVCC_NOTE := @true
+endif
+
+# ---- Python: the system python3 when it has what we need, else a local venv made once. ----
+PYTHON_SYSTEM := python3
+VENV := .venv
+HAS_PY_PACKAGES := $(shell $(PYTHON_SYSTEM) -c 'import matplotlib, numpy, pytest' 2>/dev/null && echo yes)
+ifeq ($(HAS_PY_PACKAGES)$(FORCE_VENV),yes)
+  PY := $(PYTHON_SYSTEM)
+  PY_READY :=
+else
+  PY := $(VENV)/bin/python
+  PY_READY := $(VENV)/.ready
+endif
+
+RUN_STEPS := $(PY) tools/run_steps.py
+SIZE_ARGS := --rows $(ROWS) --cols $(COLS) $(if $(REPS),--reps $(REPS))
+
+.DEFAULT_GOAL := help
+.PHONY: help all run-all scaling sweep bench plots profile readme test diff format clean \
+        $(STEPS) tests-build
+
+help:
+	@echo "Transpose lab: one problem, one idea per step (see README.md)."
+	@echo
+	@echo "Steps, in order: $(PROGRESSION)   reference: $(REFERENCE_STEPS)"
+	@echo
+	@echo "  make help          this list"
+	@echo "  make all           build every step (CUDA steps need nvcc; CUDA_ARCH=86 to choose)"
+	@echo "  make run-all       run every step at ROWS x COLS (default 8192), one comparison table"
+	@echo "  make test          build, then run the test suite (GPU tests skip without a GPU)"
+	@echo "  make scaling       CPU.omp at OMP_NUM_THREADS = 1, 2, 4, ... cores -> results/scaling.csv"
+	@echo "  make sweep         every step over SWEEP_SIZES -> results/sweep.csv"
+	@echo "  make bench         copy ceiling vs cuBLAS vs $(LAST_STEP) on BENCH_SHAPES -> results/bench.csv"
+	@echo "  make profile       Nsight Compute metrics of every CUDA step -> results/profile.csv"
+	@echo "  make plots         PNG pictures from the CSV files in results/"
+	@echo "  make readme        regenerate the README tables from RESULTS (default results/)"
+	@echo "  make diff STEP=X   what step X changed against the step before it"
+	@echo "  make format        clang-format every C++/CUDA source"
+	@echo "  make clean         remove builds and results"
+	@echo
+	@echo "Variables: ROWS COLS REPS SCALING_SIZE SWEEP_SIZES BENCH_SHAPES PROFILE_SIZE CUDA_ARCH"
+
+all: $(BUILT_STEPS)
+	$(NVCC_NOTE)
+
+$(STEPS):
+	@$(MAKE) --no-print-directory -C $@
+
+$(VENV)/.ready: plots/requirements.txt
+	@echo "setting up a local Python environment in $(VENV) (first time only)"
+	$(PYTHON_SYSTEM) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet -r plots/requirements.txt
+	@touch $@
+
+run-all: all $(PY_READY)
+	@mkdir -p $(RESULTS)
+	$(OMP_PIN) $(RUN_STEPS) run-all --steps $(STEPS) $(SIZE_ARGS) --csv $(RESULTS)/run_all.csv
+
+scaling: $(CPU_STEPS) $(PY_READY)
+	@mkdir -p $(RESULTS)
+	$(OMP_PIN) $(RUN_STEPS) scaling --steps $(CPU_STEPS) --rows $(SCALING_SIZE) --cols $(SCALING_SIZE) \
+	  $(if $(REPS),--reps $(REPS)) --csv $(RESULTS)/scaling.csv
+
+sweep: all $(PY_READY)
+	@mkdir -p $(RESULTS)
+	$(OMP_PIN) $(RUN_STEPS) sweep --steps $(STEPS) --sizes $(SWEEP_SIZES) $(if $(REPS),--reps $(REPS)) \
+	  --csv $(RESULTS)/sweep.csv
+
+bench: $(LAST_STEP) $(REFERENCE_STEPS) $(PY_READY)
+	@mkdir -p $(RESULTS)
+	$(RUN_STEPS) bench --steps $(REFERENCE_STEPS) $(LAST_STEP) --shapes $(BENCH_SHAPES) \
+	  $(if $(REPS),--reps $(REPS)) --csv $(RESULTS)/bench.csv
+
+profile: all $(PY_READY)
+	@mkdir -p $(RESULTS)
+	$(PY) tools/ncu_profile.py --steps $(CUDA_STEPS) $(REFERENCE_STEPS) --size $(PROFILE_SIZE) \
+	  --csv $(RESULTS)/profile.csv
+
+plots: $(PY_READY)
+	$(PY) tools/make_plots.py --results $(RESULTS)
+
+readme: $(PY_READY)
+	$(PY) tools/readme_tables.py --results $(RESULTS) --readme README.md
+
+tests-build:
+	@$(MAKE) --no-print-directory -C tests
+
+test: all tests-build $(PY_READY)
+	$(PY) -m pytest -rs tests
+
+# make diff STEP=CUDA.v4: the lesson of a step, as a diff against the step before it.
+diff:
+	@found=; prev=; for step in $(STEPS); do \
+	  if [ "$$step" = "$(STEP)" ]; then found=1; break; fi; prev=$$step; done; \
+	if [ -z "$$found" ] || [ -z "$$prev" ]; then \
+	  echo "usage: make diff STEP=X, X one of: $(wordlist 2,99,$(STEPS))" >&2; exit 2; fi; \
+	echo "# $(STEP) against $$prev"; \
+	diff -u $$prev/transpose.c* $(STEP)/transpose.c*; test $$? -le 1
+
+format:
+	clang-format -i common/*.cpp common/*.hpp common/*.cu common/*.cuh */transpose.c* tests/*.cpp
+
+clean:
+	@for step in $(STEPS); do $(MAKE) --no-print-directory -C $$step clean; done
+	@$(MAKE) --no-print-directory -C tests clean
+	rm -rf results
+
+# For the tests: `make -s print-CUDA_STEPS` prints a list, so the lists stay written once.
+print-%:
+	@echo $($*)

@@ -1,0 +1,108 @@
+#include "cli.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "config.hpp"
+
+namespace lab {
+namespace {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Strict: digits only (no sign, no spaces, no trailing garbage), 1..max.
+int parse_positive(const std::string& text, const char* what, long long max) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+    throw UsageError(std::string(what) + " must be a positive whole number, got '" + text + "'");
+  errno = 0;
+  const long long value = std::strtoll(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || value > max)
+    throw UsageError(std::string(what) + " is too large: '" + text + "' (at most " +
+                     std::to_string(max) + ")");
+  if (value == 0) throw UsageError(std::string(what) + " must be at least 1, got '" + text + "'");
+  return static_cast<int>(value);
+}
+
+std::string join(const std::vector<std::string>& names, const char* separator) {
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : separator) + name;
+  return out;
+}
+
+Options parse(int argc, char** argv, const CliSpec& spec, bool* wants_help) {
+  Options options;
+  options.reps = spec.default_reps;
+  std::vector<std::string> sizes;
+  auto value_of = [&](int& i, const std::string& flag) -> std::string {
+    if (i + 1 >= argc) throw UsageError(flag + " needs a value");
+    return argv[++i];
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      *wants_help = true;
+      return options;
+    } else if (arg == "--reps") {
+      options.reps = parse_positive(value_of(i, arg), "--reps", kMaxReps);
+    } else if (arg == "--csv") {
+      options.csv_path = value_of(i, arg);
+      if (options.csv_path.empty()) throw UsageError("--csv needs a file name");
+    } else if (arg == "--variant" && !spec.variants.empty()) {
+      options.variant = value_of(i, arg);
+      bool known = options.variant == "all";
+      for (const auto& name : spec.variants) known = known || options.variant == name;
+      if (!known)
+        throw UsageError("unknown variant '" + options.variant + "' (choose " +
+                         join(spec.variants, ", ") + " or all)");
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      throw UsageError("unknown option '" + arg + "'");
+    } else {
+      sizes.push_back(arg);
+    }
+  }
+  if (sizes.size() > 2)
+    throw UsageError("too many sizes: give ROWS and COLS at most, got " +
+                     std::to_string(sizes.size()));
+  options.rows = sizes.empty() ? kDefaultSize : parse_positive(sizes[0], "ROWS", INT_MAX);
+  options.cols = sizes.size() < 2 ? options.rows : parse_positive(sizes[1], "COLS", INT_MAX);
+  if (options.variant.empty()) options.variant = "all";
+  return options;
+}
+
+}  // namespace
+
+std::string usage_text(const CliSpec& spec) {
+  std::string text = "usage: " + spec.program + " [ROWS [COLS]]";
+  if (!spec.variants.empty()) text += " [--variant " + join(spec.variants, "|") + "|all]";
+  text += " [--reps N] [--csv FILE]\n";
+  text += "  Transposes a ROWS x COLS fp32 matrix (default " + std::to_string(kDefaultSize) + " x " +
+          std::to_string(kDefaultSize) + "; COLS defaults to ROWS),\n";
+  text += "  verifies it bitwise against the serial reference, then times it (median of N runs,\n";
+  text += "  default " + std::to_string(spec.default_reps) + ") next to the copy ceiling.\n";
+  text += "  --csv FILE  append one row per measurement to FILE (header written once)\n";
+  if (!spec.variants.empty()) text += "  OMP_NUM_THREADS sets the thread count.\n";
+  return text;
+}
+
+Options parse_options_or_exit(int argc, char** argv, const CliSpec& spec) {
+  bool wants_help = false;
+  try {
+    Options options = parse(argc, argv, spec, &wants_help);
+    if (wants_help) {
+      std::fputs(usage_text(spec).c_str(), stdout);
+      std::exit(kExitOk);
+    }
+    return options;
+  } catch (const UsageError& error) {
+    std::fprintf(stderr, "%s: error: %s\n%s", spec.program.c_str(), error.what(),
+                 usage_text(spec).c_str());
+    std::exit(kExitUsage);
+  }
+}
+
+}  // namespace lab

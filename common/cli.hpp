@@ -1,0 +1,29 @@
+// Command line shared by every step: transpose [ROWS [COLS]] [options].
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace lab {
+
+struct Options {
+  int rows = 0;
+  int cols = 0;
+  int reps = 0;
+  std::string variant;   // CPU steps only: one name or "all"
+  std::string csv_path;  // empty: no CSV
+};
+
+struct CliSpec {
+  std::string program;                // e.g. "CUDA.v3/transpose"
+  std::vector<std::string> variants;  // empty: the step has one kernel and no --variant
+  int default_reps = 0;
+};
+
+// Parses argv; on --help prints usage and exits 0, on bad input prints the reason and usage to
+// stderr and exits kExitUsage. Never returns a half-valid Options.
+Options parse_options_or_exit(int argc, char** argv, const CliSpec& spec);
+
+std::string usage_text(const CliSpec& spec);
+
+}  // namespace lab

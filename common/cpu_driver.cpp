@@ -1,0 +1,131 @@
+// main() for CPU steps: parse, fill, verify every variant, time it against an OpenMP copy of the
+// same bytes (the ceiling), print the table and the CSV rows.
+#include <omp.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "config.hpp"
+#include "cpu_step.hpp"
+#include "host_memory.hpp"
+#include "report.hpp"
+#include "timer.hpp"
+
+#ifndef STEP_NAME
+#error "STEP_NAME must be defined by common/step.mk"
+#endif
+
+namespace {
+
+using lab::Index;
+
+std::string cpu_model_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "CPU";
+}
+
+// The ceiling: the same bytes read and written once, in order.
+void omp_copy(const float* in, float* out, Index count) {
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < count; ++i) out[i] = in[i];
+}
+
+lab::Verification run_and_verify(const lab::CpuVariant& variant, const float* in, float* out,
+                                 const float* reference, Index rows, Index cols) {
+  lab::poison(out, rows * cols);
+  variant.transpose(in, out, rows, cols);
+  return lab::verify_transpose(out, reference, rows, cols);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> names;
+  for (int i = 0; i < kCpuVariantCount; ++i) names.push_back(kCpuVariants[i].name);
+  const lab::CliSpec spec{std::string(STEP_NAME) + "/transpose", names, lab::kDefaultCpuReps};
+  const lab::Options options = lab::parse_options_or_exit(argc, argv, spec);
+
+  const Index rows = options.rows, cols = options.cols, count = rows * cols;
+  const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(float);
+  lab::require_host_memory(3 * bytes, "the input, the output and the reference");
+  auto in = lab::allocate_host_floats(count, "the input");
+  auto out = lab::allocate_host_floats(count, "the output");
+  auto reference = lab::allocate_host_floats(count, "the reference");
+  lab::fill_input(in.get(), rows, cols);
+  lab::reference_transpose(in.get(), reference.get(), rows, cols);
+
+  std::vector<const lab::CpuVariant*> selected;
+  for (int i = 0; i < kCpuVariantCount; ++i)
+    if (options.variant == "all" || options.variant == kCpuVariants[i].name)
+      selected.push_back(&kCpuVariants[i]);
+
+  // Correct first: every selected variant is verified before anything is timed.
+  for (const lab::CpuVariant* variant : selected) {
+    const lab::Verification check = run_and_verify(*variant, in.get(), out.get(), reference.get(), rows, cols);
+    if (!check.ok()) {
+      std::fprintf(stderr, "%s %s: %s\n", STEP_NAME, variant->name, check.describe().c_str());
+      return lab::kExitFailed;
+    }
+  }
+
+  const int threads = omp_get_max_threads();
+  const double ceiling_ms = lab::median_cpu_ms(
+      [&] { omp_copy(in.get(), out.get(), count); }, lab::kWarmupRuns, options.reps);
+
+  std::vector<lab::Measurement> results;
+  for (const lab::CpuVariant* variant : selected) {
+    lab::Measurement m;
+    m.step = STEP_NAME;
+    m.variant = variant->name;
+    m.device = cpu_model_name();
+    m.rows = rows;
+    m.cols = cols;
+    m.threads = threads;
+    m.launch = variant->launch;
+    m.reps = options.reps;
+    m.summary = kStepSummary;
+    m.median_ms = lab::median_cpu_ms([&] { variant->transpose(in.get(), out.get(), rows, cols); },
+                                     lab::kWarmupRuns, options.reps);
+    m.e2e_ms = m.median_ms;  // no transfers on the CPU: end to end is the transpose itself
+    // The timed runs must have produced the same answer too (a race would show here).
+    const lab::Verification recheck = lab::verify_transpose(out.get(), reference.get(), rows, cols);
+    m.verified = recheck.ok();
+    lab::set_bandwidth(m, ceiling_ms);
+    results.push_back(m);
+    if (!recheck.ok()) std::fprintf(stderr, "%s %s: after timing: %s\n", STEP_NAME, variant->name, recheck.describe().c_str());
+  }
+
+  char matrix_line[160];
+  std::snprintf(matrix_line, sizeof matrix_line, "matrix   %lld x %lld fp32, %.1f MiB each; median of %d runs after %d warm-up",
+                static_cast<long long>(rows), static_cast<long long>(cols), bytes / 1048576.0,
+                options.reps, lab::kWarmupRuns);
+  lab::print_context(std::string(STEP_NAME) + ": " + kStepSummary,
+                     {"device   " + cpu_model_name() + ", " + std::to_string(threads) + " OpenMP threads",
+                      matrix_line,
+                      "check    each variant bitwise against the serial reference, before and after "
+                      "timing (" + std::to_string(count) + " elements)"});
+  std::vector<lab::TableRow> table;
+  for (const lab::Measurement& m : results) table.push_back(lab::table_row(m));
+  lab::Measurement copy;
+  copy.rows = rows;
+  copy.cols = cols;
+  copy.median_ms = ceiling_ms;
+  lab::set_bandwidth(copy, ceiling_ms);
+  table.push_back({"copy", "omp parallel for (the ceiling)", ceiling_ms, copy.gbps, 100.0, -1, "-"});
+  lab::print_table(table);
+
+  if (!options.csv_path.empty()) lab::append_csv(options.csv_path, results);
+  for (const lab::Measurement& m : results)
+    if (!m.verified) return lab::kExitFailed;
+  return lab::kExitOk;
+}

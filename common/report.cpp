@@ -1,0 +1,96 @@
+#include "report.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "config.hpp"
+
+namespace lab {
+
+const char* const kCsvHeader =
+    "step,variant,device,rows,cols,threads,launch,reps,median_ms,gbps,ceiling_gbps,"
+    "pct_of_ceiling,e2e_ms,verified,summary";
+
+double effective_gbps(std::int64_t rows, std::int64_t cols, double ms) {
+  const double bytes = 2.0 * static_cast<double>(rows) * static_cast<double>(cols) * sizeof(float);
+  return ms > 0 ? bytes / (ms * 1e-3) / 1e9 : 0.0;
+}
+
+void set_bandwidth(Measurement& m, double ceiling_ms) {
+  m.gbps = effective_gbps(m.rows, m.cols, m.median_ms);
+  m.ceiling_gbps = effective_gbps(m.rows, m.cols, ceiling_ms);
+  m.pct_of_ceiling = m.ceiling_gbps > 0 ? 100.0 * m.gbps / m.ceiling_gbps : 0.0;
+}
+
+namespace {
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char ch : text) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return quoted + "\"";
+}
+
+std::string number(double value, const char* format) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+}  // namespace
+
+std::string csv_row(const Measurement& m) {
+  return csv_field(m.step) + "," + csv_field(m.variant) + "," + csv_field(m.device) + "," +
+         std::to_string(m.rows) + "," + std::to_string(m.cols) + "," + std::to_string(m.threads) +
+         "," + csv_field(m.launch) + "," + std::to_string(m.reps) + "," +
+         number(m.median_ms, "%.6f") + "," + number(m.gbps, "%.6g") + "," +
+         number(m.ceiling_gbps, "%.6g") + "," + number(m.pct_of_ceiling, "%.2f") + "," +
+         (m.e2e_ms < 0 ? std::string() : number(m.e2e_ms, "%.6f")) + "," +
+         (m.verified ? "yes" : "no") + "," + csv_field(m.summary);
+}
+
+void append_csv(const std::string& path, const std::vector<Measurement>& rows) {
+  std::string first_line;
+  {
+    std::ifstream existing(path);
+    std::getline(existing, first_line);
+  }
+  if (!first_line.empty() && first_line != kCsvHeader) {
+    std::fprintf(stderr, "error: %s has another header; refusing to mix schemas in one file\n",
+                 path.c_str());
+    std::exit(kExitFailed);
+  }
+  std::ofstream out(path, std::ios::app);
+  if (!out) {
+    std::fprintf(stderr, "error: cannot write %s\n", path.c_str());
+    std::exit(kExitFailed);
+  }
+  if (first_line.empty()) out << kCsvHeader << "\n";
+  for (const Measurement& m : rows) out << csv_row(m) << "\n";
+}
+
+void print_context(const std::string& title, const std::vector<std::string>& lines) {
+  std::printf("%s\n", title.c_str());
+  for (const std::string& line : lines) std::printf("  %s\n", line.c_str());
+  std::printf("\n");
+}
+
+TableRow table_row(const Measurement& m) {
+  return {m.variant, m.launch, m.median_ms, m.gbps, m.pct_of_ceiling, m.e2e_ms,
+          m.verified ? "verified" : "WRONG"};
+}
+
+void print_table(const std::vector<TableRow>& rows) {
+  std::printf("  %-9s %-34s %11s %10s %10s %10s  %s\n", "what", "launch", "median ms", "GB/s",
+              "% of copy", "e2e ms", "check");
+  for (const TableRow& row : rows) {
+    const std::string e2e = row.e2e_ms < 0 ? "-" : number(row.e2e_ms, "%.3f");
+    std::printf("  %-9s %-34s %11.4f %10.1f %9.1f%% %10s  %s\n", row.name.c_str(),
+                row.launch.c_str(), row.median_ms, row.gbps, row.pct_of_ceiling, e2e.c_str(),
+                row.check.c_str());
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace lab

@@ -1,0 +1,50 @@
+// What every program prints: a human table on stdout and, with --csv, one row per measurement in
+// the one schema that tools/ and plots/ read (plots/results_csv.py holds the same column list).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lab {
+
+struct Measurement {
+  std::string step;     // directory name, e.g. "CUDA.v4"
+  std::string variant;  // "naive", "blocked", or "kernel" for one-kernel steps
+  std::string device;   // GPU or CPU model name
+  std::int64_t rows = 0, cols = 0;
+  std::int64_t threads = 0;  // OpenMP threads, or GPU threads launched (0: a library call)
+  std::string launch;        // how the work was split: "grid 256x256x1 block 32x8x1"
+  int reps = 0;
+  double median_ms = 0;
+  double gbps = 0;
+  double ceiling_gbps = 0;
+  double pct_of_ceiling = 0;
+  double e2e_ms = -1;  // GPU: host->device + kernel + device->host; CPU: the transpose itself
+  bool verified = false;
+  std::string summary;  // the step's one-line lesson
+};
+
+// Effective bandwidth: every element read once and written once, decimal GB/s.
+double effective_gbps(std::int64_t rows, std::int64_t cols, double ms);
+
+// Fills gbps, ceiling_gbps and pct_of_ceiling from the times.
+void set_bandwidth(Measurement& m, double ceiling_ms);
+
+extern const char* const kCsvHeader;
+std::string csv_row(const Measurement& m);
+
+// Appends rows to path, writing the header first when the file is new or empty; refuses (exit 1)
+// a file whose header is another schema.
+void append_csv(const std::string& path, const std::vector<Measurement>& rows);
+
+struct TableRow {
+  std::string name, launch;
+  double median_ms, gbps, pct_of_ceiling, e2e_ms;  // e2e_ms < 0: not applicable
+  std::string check;
+};
+void print_context(const std::string& title, const std::vector<std::string>& lines);
+void print_table(const std::vector<TableRow>& rows);
+TableRow table_row(const Measurement& m);
+
+}  // namespace lab

@@ -1,0 +1,127 @@
+"""The look and the command line every plot script shares, so the pictures read as one set."""
+
+import argparse
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: works on a machine without a display (CI, a GPU node)
+
+import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+from matplotlib.ticker import (FuncFormatter, LogLocator, NullFormatter,  # noqa: E402
+                               NullLocator)
+
+from results_csv import fail, is_cpu_step, matrix_mib  # noqa: E402
+
+RESULTS_DIR = Path(__file__).resolve().parent.parent / "results"
+
+CPU_COLOR = "#d9822b"
+CEILING_COLOR = "#444444"
+MARKERS = "osD^vPX*<>"
+IDEAL_COLOR = "#888888"
+
+plt.rcParams.update({
+    "figure.dpi": 100,
+    "savefig.dpi": 150,
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "legend.fontsize": 9,
+    "legend.framealpha": 0.9,
+})
+
+
+def plot_arguments(description, csv_name, png_name, written_by):
+    """The options every plot script takes: --csv (input) and --out (the PNG)."""
+    parser = argparse.ArgumentParser(description=description.strip().splitlines()[0])
+    parser.add_argument("--csv", type=Path, default=RESULTS_DIR / csv_name,
+                        help=f"results CSV to read (default: results/{csv_name}, "
+                             f"written by {written_by})")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / png_name,
+                        help=f"PNG to write (default: results/{png_name})")
+    return parser
+
+
+def step_colors(steps):
+    """One colour per step: CPU steps orange, GPU steps along a dark-to-bright ramp in
+    progression order, the same in every plot."""
+    gpu_steps = [step for step in steps if not is_cpu_step(step)]
+    ramp = plt.get_cmap("viridis")
+    colors = {}
+    for step in steps:
+        if is_cpu_step(step):
+            colors[step] = CPU_COLOR
+        else:
+            position = gpu_steps.index(step) / max(1, len(gpu_steps) - 1)
+            colors[step] = ramp(0.05 + 0.8 * position)  # leave out the palest yellow
+    return colors
+
+
+def new_figure(panels=1, width=None, height=5.2):
+    figure, axes = plt.subplots(1, panels, figsize=(width or 5.8 * panels + 1.0, height),
+                                layout="constrained")
+    return figure, axes
+
+
+def set_titles(figure, title, details):
+    """A bold title and, on the line under it, what was measured where (device, size)."""
+    # Mathtext bold: one suptitle, two weights. Escape what mathtext reads as markup.
+    for plain, escaped in ((" ", r"\ "), ("_", r"\_"), (":", "{:}"), ("%", r"\%")):
+        title = title.replace(plain, escaped)
+    bold_title = r"$\bf{" + title + "}$"
+    figure.suptitle(f"{bold_title}\n{details}", fontsize=11.5)
+
+
+def devices_line(gpu_device=None, cpu_device=None, cpu_threads=""):
+    parts = []
+    if gpu_device:
+        parts.append(f"GPU: {gpu_device}")
+    if cpu_device:
+        parts.append(f"CPU: {cpu_device}" + (f", {cpu_threads}" if cpu_threads else ""))
+    return "   |   ".join(parts)
+
+
+def matrix_size_axis(axis, shapes):
+    """Log x axis in MiB per matrix, one tick per measured shape, labelled with the shape too
+    (non-square sizes must be told apart from square ones of the same bytes)."""
+    labels = {}
+    for rows, cols in shapes:
+        labels.setdefault(matrix_mib(rows, cols), []).append(f"{rows}x{cols}")
+    axis.set_xscale("log", base=2)
+    axis.xaxis.set_minor_locator(NullLocator())
+    axis.xaxis.set_minor_formatter(NullFormatter())
+    axis.set_xticks(sorted(labels))
+    axis.set_xticklabels([f"{mib:g} MiB\n" + "\n".join(labels[mib]) for mib in sorted(labels)])
+    axis.set_xlabel("matrix size (MiB per fp32 matrix; rows x cols)")
+    lowest, highest = min(labels), max(labels)
+    axis.set_xlim(lowest / 1.5, highest * 1.5)
+
+
+def plain_log_axis(axis, which="y", base=10):
+    """A log axis whose ticks read 20, 50, 100, 200 rather than 10^2: easier for a first read."""
+    getattr(axis, f"set_{which}scale")("log", base=base)
+    ticks = getattr(axis, f"{which}axis")
+    if base == 10:
+        ticks.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ticks.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.10g}"))
+    ticks.set_minor_formatter(NullFormatter())
+
+
+def step_markers(steps):
+    """One marker per step, so lines of similar colour still tell apart."""
+    return {step: MARKERS[index % len(MARKERS)] for index, step in enumerate(steps)}
+
+
+def save(figure, out):
+    out = Path(out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        figure.savefig(out)
+    except OSError as problem:
+        fail(f"{out}: cannot write the PNG: {problem.strerror or problem}")
+    finally:
+        plt.close(figure)
+    print(f"wrote {out}")

@@ -1,0 +1,53 @@
+"""Shared helpers: where the programs are, how to run them, and whether a GPU is here."""
+import functools
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXIT_USAGE, EXIT_NO_MEMORY, EXIT_SKIPPED = 2, 3, 77
+
+
+def steps_from_makefile(variable):
+    """The step lists are written once, in the top Makefile; read them from there."""
+    output = subprocess.run(["make", "--no-print-directory", "-s", "-C", str(ROOT),
+                             f"print-{variable}"], capture_output=True, text=True, check=True)
+    return output.stdout.split()
+
+
+CPU_STEPS = steps_from_makefile("CPU_STEPS")
+CUDA_STEPS = steps_from_makefile("CUDA_STEPS") + steps_from_makefile("REFERENCE_STEPS")
+
+
+def binary(step):
+    return ROOT / step / "transpose"
+
+
+def run(step, *args, threads=None, timeout=600):
+    env = dict(os.environ)
+    if threads is not None:
+        env["OMP_NUM_THREADS"] = str(threads)
+    return subprocess.run([str(binary(step)), *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_unavailable_reason():
+    """None when the CUDA steps can run here, else why not (printed in the skip)."""
+    probe = CUDA_STEPS[0]
+    if not binary(probe).exists():
+        return f"{probe}/transpose is not built (no nvcc?)"
+    done = run(probe, 1, 1, "--reps", 1)
+    if done.returncode == EXIT_SKIPPED:
+        return done.stderr.strip() or "no CUDA device"
+    return None
+
+
+@pytest.fixture
+def needs_gpu(request):
+    reason = gpu_unavailable_reason()
+    if reason:  # the test's own name in the reason, so the summary lists every skipped test
+        pytest.skip(f"{request.node.name}: {reason}")

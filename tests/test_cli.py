@@ -1,0 +1,42 @@
+"""Bad input gets a usage message on stderr and exit 2, with nothing on stdout that looks like a
+result; --help prints usage and exits 0. Every step shares the parser, so every built step is
+checked (the CUDA ones too: parsing comes before looking for a device)."""
+import pytest
+
+from conftest import CPU_STEPS, CUDA_STEPS, EXIT_USAGE, binary, run
+
+BAD_ARGUMENTS = [
+    ["abc"], ["12x"], ["0"], ["-5"], ["64", "0"], ["64", "-1"], ["1e3"], ["64", "64", "64"],
+    ["3000000000"], ["--reps", "0"], ["--reps", "x"], ["--reps"], ["--csv"], ["--bogus"],
+    ["64", "+64"], [" 64"], ["64", ""],
+]
+
+
+def built_steps():
+    return [step for step in CPU_STEPS + CUDA_STEPS if binary(step).exists()]
+
+
+@pytest.mark.parametrize("step", CPU_STEPS + CUDA_STEPS)
+@pytest.mark.parametrize("arguments", BAD_ARGUMENTS, ids=lambda a: " ".join(a) or "empty")
+def test_bad_arguments_exit_2_with_usage(step, arguments):
+    if not binary(step).exists():
+        pytest.skip(f"{step} is not built (no nvcc?)")
+    done = run(step, *arguments)
+    assert done.returncode == EXIT_USAGE, done.stdout + done.stderr
+    assert "error:" in done.stderr and "usage:" in done.stderr
+    assert done.stdout == ""
+
+
+def test_unknown_variant_is_rejected():
+    done = run("CPU.omp", 8, "--variant", "fastest")
+    assert done.returncode == EXIT_USAGE
+    assert "unknown variant 'fastest'" in done.stderr
+
+
+@pytest.mark.parametrize("step", CPU_STEPS + CUDA_STEPS)
+def test_help_prints_usage_and_exits_0(step):
+    if not binary(step).exists():
+        pytest.skip(f"{step} is not built (no nvcc?)")
+    done = run(step, "--help")
+    assert done.returncode == 0
+    assert done.stdout.startswith("usage:")

@@ -1,0 +1,57 @@
+"""End-to-end tests of the CPU step: every variant verified on awkward shapes and thread counts,
+and the CSV it writes."""
+import csv
+
+import pytest
+
+from conftest import CPU_STEPS, EXIT_NO_MEMORY, run
+
+SHAPES = [(1, 1), (1, 7), (7, 1), (33, 17), (1000, 999), (4097, 4095)]
+
+
+@pytest.mark.parametrize("step", CPU_STEPS)
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("rows,cols", SHAPES, ids=lambda v: str(v))
+def test_every_variant_is_exact(step, rows, cols, threads, tmp_path):
+    csv_path = tmp_path / "out.csv"
+    done = run(step, rows, cols, "--reps", 1, "--csv", csv_path, threads=threads)
+    assert done.returncode == 0, done.stderr
+    assert f"{threads} OpenMP threads" in done.stdout
+    with open(csv_path) as f:
+        rows_written = list(csv.DictReader(f))
+    assert {row["variant"] for row in rows_written} == {"naive", "blocked"}
+    for row in rows_written:
+        assert row["verified"] == "yes"
+        assert (int(row["rows"]), int(row["cols"]), int(row["threads"])) == (rows, cols, threads)
+
+
+def test_csv_has_the_schema_header_once_and_one_row_per_measurement(tmp_path):
+    from test_harness import probe
+    csv_path = tmp_path / "results.csv"
+    for variant in ("naive", "all"):
+        assert run("CPU.omp", 64, 48, "--variant", variant, "--reps", 2, "--csv", csv_path).returncode == 0
+    lines = csv_path.read_text().splitlines()
+    assert lines[0] == probe("csv-header").stdout.strip()
+    assert lines.count(lines[0]) == 1
+    rows = list(csv.DictReader(lines))
+    assert [row["variant"] for row in rows] == ["naive", "naive", "blocked"]
+    for row in rows:
+        assert float(row["median_ms"]) > 0 and float(row["gbps"]) > 0
+        assert float(row["ceiling_gbps"]) > 0 and row["reps"] == "2"
+        expected_pct = 100 * float(row["gbps"]) / float(row["ceiling_gbps"])
+        assert float(row["pct_of_ceiling"]) == pytest.approx(expected_pct, rel=1e-3, abs=0.01)
+
+
+def test_csv_with_another_schema_is_refused(tmp_path):
+    csv_path = tmp_path / "other.csv"
+    csv_path.write_text("a,b,c\n1,2,3\n")
+    done = run("CPU.omp", 8, "--reps", 1, "--csv", csv_path)
+    assert done.returncode != 0 and "another header" in done.stderr
+    assert csv_path.read_text() == "a,b,c\n1,2,3\n"
+
+
+def test_a_matrix_larger_than_memory_is_refused_cleanly():
+    done = run("CPU.omp", 2_000_000_000, 2_000_000_000)
+    assert done.returncode == EXIT_NO_MEMORY
+    assert "needs" in done.stderr and "bytes" in done.stderr
+    assert done.stdout == ""
