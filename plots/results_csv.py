@@ -188,8 +188,10 @@ def read_results(path):
 def read_profile(path):
     """The profiled kernels in a profile CSV (PROFILE_COLUMNS): one dict per row, rows and cols
     ints, every counter a float."""
-    converters = {"rows": positive_int, "cols": positive_int}
-    converters.update({name: non_negative_number for name in PROFILE_COLUMNS[5:]})
+    text_columns = ("step", "kernel", "device")
+    converters = {name: non_negative_number for name in PROFILE_COLUMNS
+                  if name not in text_columns}
+    converters.update(rows=positive_int, cols=positive_int)
     return read_csv_table(path, PROFILE_COLUMNS, converters)
 
 

@@ -47,7 +47,8 @@ def plot_arguments(description, csv_name, png_name, written_by):
 
 def step_colors(steps):
     """One colour per step: CPU steps orange, GPU steps along a dark-to-bright ramp in
-    progression order, the same in every plot."""
+    progression order (so a plot of all the steps reads as a progression; a plot of some of
+    them spreads the ramp over those)."""
     gpu_steps = [step for step in steps if not is_cpu_step(step)]
     ramp = plt.get_cmap("viridis")
     colors = {}

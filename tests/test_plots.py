@@ -263,6 +263,16 @@ def test_short_row_gives_line_and_counts():
     assert "short_row.csv: line 3 has 9 field(s), the header has 15" in str(error.value)
 
 
+def test_read_profile_converts_counters():
+    rows = results_csv.read_profile(FIXTURES / "profile.csv")
+    assert [row["step"] for row in rows][:2] == ["CUDA.v1", "CUDA.v2"]
+    assert (rows[0]["rows"], rows[0]["cols"]) == (4096, 4096)
+    assert rows[1]["gst_sectors"] == 8 * rows[1]["gld_sectors"]
+    assert rows[-1]["kernel"].startswith("void geam_kernel<float")
+    with pytest.raises(ResultsError, match="missing column"):
+        results_csv.read_profile(FIXTURES / "run_all.csv")
+
+
 def test_directory_is_an_error(tmp_path):
     with pytest.raises(ResultsError, match="is a directory"):
         read_results(tmp_path)
