@@ -3,7 +3,7 @@
 
 # ---- The progression, written once: every target below derives from these lists. ----
 CPU_STEPS  := CPU.omp
-CUDA_STEPS := CUDA.v1 CUDA.v2 CUDA.v3 CUDA.v4 CUDA.v5_unroll CUDA.v6_vector
+CUDA_STEPS := CUDA.v1 CUDA.v2 CUDA.v3 CUDA.v4 CUDA.v5_unroll CUDA.v6_locality
 REFERENCE_STEPS := CUDA.cublas
 PROGRESSION := $(CPU_STEPS) $(CUDA_STEPS)
 STEPS := $(PROGRESSION) $(REFERENCE_STEPS)
