@@ -130,8 +130,8 @@ def parse_kernels(output):
     kernels = {}
     for record in csv_records(output):
         try:
-            launch_id, name = record["ID"], record["Kernel Name"]
-            metric, unit, text = record["Metric Name"], record["Metric Unit"], record["Metric Value"]
+            launch_id, name, metric = record["ID"], record["Kernel Name"], record["Metric Name"]
+            unit, text = record["Metric Unit"], record["Metric Value"]
         except KeyError:
             continue  # not the metrics table this script asked for
         kernel = kernels.setdefault(launch_id,
@@ -282,7 +282,7 @@ def check_gpu(binary):
         raise Skip(f"cannot run {binary}: {problem}") from None
     if done.returncode == EXIT_SKIPPED:
         said = (done.stderr.strip().splitlines() or ["no CUDA device"])[-1]
-        raise Skip(f"no GPU here ({said})")
+        raise Skip(f"no GPU: {said.split('skipped: ', 1)[-1]}")  # the step's own reason
 
 
 def ncu_command(ncu, binary, size):

@@ -18,7 +18,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "plots"))
+sys.path.insert(0, str(ROOT / "tools"))
 from results_csv import ResultsError, read_results  # noqa: E402
+from tables import (bench_table, devices, format_text, progression_table,  # noqa: E402
+                    scaling_table)
 
 EXIT_SKIPPED = 77
 
@@ -42,8 +45,8 @@ def run_step(step, args, csv_path, env=None, log=None):
     last_line = (done.stderr.strip().splitlines() or [""])[-1]
     if done.returncode == 0:
         return StepRun(step, "ok")
-    if done.returncode == EXIT_SKIPPED:
-        return StepRun(step, "skipped", last_line)
+    if done.returncode == EXIT_SKIPPED:  # the program's own line says why
+        return StepRun(step, "skipped", last_line.split("skipped: ", 1)[-1])
     return StepRun(step, "failed", f"exit {done.returncode}: {last_line}")
 
 
@@ -62,29 +65,11 @@ def rows_of(csv_path):
         sys.exit(f"error: {error}")
 
 
-def ratio(numerator, denominator):
-    return f"{numerator / denominator:.2f}x" if numerator and denominator else "-"
-
-
-def print_table(header, lines):
-    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *lines)]
-    for index, line in enumerate([header, *lines]):
-        print("  ".join(str(cell).ljust(width) if i < 2 else str(cell).rjust(width)
-                        for i, (cell, width) in enumerate(zip(line, widths))))
-        if index == 0:
-            print("  ".join("-" * width for width in widths))
-
-
 def report_problems(runs):
     problems = [run for run in runs if run.status != "ok"]
     for run in problems:
         print(f"{run.step}: {run.status}: {run.reason}")
     return any(run.status == "failed" for run in problems)
-
-
-def best_cpu(rows):
-    cpu = [row for row in rows if row["step"].startswith("CPU.")]
-    return min(cpu, key=lambda row: row["median_ms"]) if cpu else None
 
 
 def command_run_all(args):
@@ -94,28 +79,10 @@ def command_run_all(args):
         runs = [run_step(step, [args.rows, args.cols, *extra], csv_path, log=log)
                 for step in args.steps]
     rows = rows_of(csv_path)
-    cpu = best_cpu(rows)
-    device = " / ".join(dict.fromkeys(row["device"] for row in rows))
-    print(f"\nTranspose of {args.rows} x {args.cols} fp32 on {device or 'no device'}; "
-          "median times; % of the copy ceiling measured in the same program run")
-    lines, previous = [], None
-    for run in runs:
-        step_rows = [row for row in rows if row["step"] == run.step]
-        if not step_rows:
-            lines.append([run.step, run.status, "-", "-", "-", "-", "-", "-", "-"])
-            continue
-        for row in step_rows:
-            name = run.step if row["variant"] == "kernel" else f"{run.step} {row['variant']}"
-            lines.append([name, row["summary"] if row["variant"] == "kernel" else row["launch"],
-                          f"{row['median_ms']:.3f}", f"{row['gbps']:.1f}",
-                          f"{row['pct_of_ceiling']:.1f}%",
-                          ratio(cpu["median_ms"], row["median_ms"]) if cpu else "-",
-                          ratio(previous["median_ms"], row["median_ms"]) if previous else "-",
-                          f"{row['e2e_ms']:.2f}" if row["e2e_ms"] is not None else "-",
-                          "verified" if row["verified"] else "WRONG"])
-            previous = row
-    print_table(["step", "what it does", "ms", "GB/s", "% copy", "vs best CPU", "vs previous",
-                 "e2e ms", "check"], lines)
+    print(f"\nTranspose of {args.rows} x {args.cols} fp32 on {devices(rows)}; median times; "
+          "% of the copy ceiling measured in the same program run")
+    statuses = {run.step: run.status for run in runs}
+    print(format_text(*progression_table(rows, args.steps, statuses)))
     print(f"\nCSV: {csv_path}   program output: {csv_path.with_suffix('.log')}")
     return 1 if report_problems(runs) else 0
 
@@ -142,13 +109,7 @@ def command_scaling(args):
     print(f"\nOpenMP scaling, {args.rows} x {args.cols} fp32, "
           f"OMP_PROC_BIND={os.environ.get('OMP_PROC_BIND', 'unset')} "
           f"OMP_PLACES={os.environ.get('OMP_PLACES', 'unset')}")
-    single = {row["variant"]: row for row in rows if row["threads"] == min(threads)}
-    lines = [[f"{row['step']} {row['variant']}", row["threads"], f"{row['median_ms']:.2f}",
-              f"{row['gbps']:.1f}", f"{row['ceiling_gbps']:.1f}", f"{row['pct_of_ceiling']:.1f}%",
-              ratio(single[row["variant"]]["median_ms"], row["median_ms"])
-              if row["variant"] in single else "-"] for row in rows]
-    print_table(["variant", "threads", "ms", "GB/s", "copy GB/s", "% copy",
-                 f"vs {min(threads)} thread(s)"], lines)
+    print(format_text(*scaling_table(rows)))
     return 1 if report_problems(runs) else 0
 
 
@@ -163,7 +124,7 @@ def command_sweep(args):
                 runs.append(run)
     rows = rows_of(csv_path)
     steps = list(dict.fromkeys(row["step"] for row in rows))
-    print(f"\nEffective GB/s by size (square matrices); best variant per step")
+    print("\nEffective GB/s by size (square matrices); best variant per step")
     lines = []
     for size in args.sizes:
         line = [f"{size} x {size}"]
@@ -171,7 +132,7 @@ def command_sweep(args):
             found = [row["gbps"] for row in rows if row["step"] == step and row["rows"] == size]
             line.append(f"{max(found):.1f}" if found else "-")
         lines.append(line)
-    print_table(["size", *steps], lines)
+    print(format_text(["size", *steps], lines))
     seen, problems = set(), []
     for run in runs:  # one line per step that could not run, not one per size
         if run.status != "ok" and (run.step, run.status) not in seen:
@@ -191,22 +152,9 @@ def command_bench(args):
             runs += [run_step(step, [rows_count, cols_count, *extra], csv_path, log=log)
                      for step in args.steps]
     rows = rows_of(csv_path)
-    print(f"\n{last} against {reference} and the device-to-device copy, median kernel times")
-    lines = []
-    for shape in args.shapes:
-        r, c = map(int, shape.split("x"))
-        ref = next((row for row in rows if row["step"] == reference and (row["rows"], row["cols"]) == (r, c)), None)
-        own = next((row for row in rows if row["step"] == last and (row["rows"], row["cols"]) == (r, c)), None)
-        if not ref or not own:
-            lines.append([shape, "-", "-", "-", "-", "-", "-"])
-            continue
-        lines.append([shape, f"{own['ceiling_gbps']:.1f}", f"{ref['gbps']:.1f}", f"{own['gbps']:.1f}",
-                      f"{own['pct_of_ceiling']:.1f}%", f"{ref['pct_of_ceiling']:.1f}%",
-                      ratio(ref["median_ms"], own["median_ms"])])
-    device = " / ".join(dict.fromkeys(row["device"] for row in rows)) or "no device"
-    print(f"device: {device}")
-    print_table(["shape", "copy GB/s", f"{reference} GB/s", f"{last} GB/s", f"{last} % copy",
-                 f"{reference} % copy", f"{last} vs {reference}"], lines)
+    print(f"\n{last} against {reference} and the device-to-device copy, median kernel times, "
+          f"on {devices(rows)}")
+    print(format_text(*bench_table(rows, args.shapes, reference, last)))
     return 1 if report_problems(runs) else 0
 
 

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Regenerates the README's result tables from the CSV files of a run (make readme).
+
+A table lives between `<!-- table:NAME -->` and `<!-- end:NAME -->`; everything else in the
+README is left as it is. Tables whose CSV is missing are left untouched, with one line saying so.
+"""
+import argparse
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "plots"))
+sys.path.insert(0, str(ROOT / "tools"))
+from results_csv import ResultsError, read_profile, read_results  # noqa: E402
+from tables import (bench_table, devices, format_markdown, progression_table,  # noqa: E402
+                    scaling_table)
+
+
+def progression(results):
+    rows = read_results(results / "run_all.csv")
+    steps = list(dict.fromkeys(row["step"] for row in rows))
+    size = f"{rows[0]['rows']} x {rows[0]['cols']}" if rows else "?"
+    caption = f"{size} fp32 on {devices(rows)}, median times."
+    return caption, progression_table(rows, steps)
+
+
+def bench(results):
+    rows = read_results(results / "bench.csv")
+    steps = list(dict.fromkeys(row["step"] for row in rows))
+    reference = next(step for step in steps if "cublas" in step)
+    last = next(step for step in steps if step != reference)
+    shapes = list(dict.fromkeys(f"{row['rows']}x{row['cols']}" for row in rows))
+    return f"On {devices(rows)}, median kernel times.", bench_table(rows, shapes, reference, last)
+
+
+def scaling(results):
+    rows = read_results(results / "scaling.csv")
+    size = f"{rows[0]['rows']} x {rows[0]['cols']}" if rows else "?"
+    return f"{size} fp32 on {devices(rows)}.", scaling_table(rows)
+
+
+def profile(results):
+    rows = read_profile(results / "profile.csv")
+    header = ["step", "load sectors", "store sectors", "stores vs copy", "sectors/request ld",
+              "sectors/request st", "bank conflicts ld", "bank conflicts st", "DRAM % of peak"]
+    lines = [[row["step"], f"{row['gld_sectors']:,.0f}", f"{row['gst_sectors']:,.0f}",
+              f"{row['store_sectors_vs_copy']:.2f}x", f"{row['gld_sectors_per_request']:.1f}",
+              f"{row['gst_sectors_per_request']:.1f}", f"{row['shared_ld_bank_conflicts']:,.0f}",
+              f"{row['shared_st_bank_conflicts']:,.0f}", f"{row['dram_pct_of_peak']:.1f}%"]
+             for row in rows]
+    size = f"{rows[0]['rows']} x {rows[0]['cols']}" if rows else "?"
+    device = rows[0]["device"] if rows else "?"
+    return f"Nsight Compute, one launch each, {size} fp32 on {device}.", (header, lines)
+
+
+TABLES = {"progression": (progression, "run_all.csv"), "bench": (bench, "bench.csv"),
+          "scaling": (scaling, "scaling.csv"), "profile": (profile, "profile.csv")}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", type=Path, default=ROOT / "results")
+    parser.add_argument("--readme", type=Path, default=ROOT / "README.md")
+    args = parser.parse_args()
+    text = args.readme.read_text()
+    for name, (build, csv_name) in TABLES.items():
+        pattern = re.compile(rf"(<!-- table:{name} -->\n).*?(<!-- end:{name} -->)", re.S)
+        if not pattern.search(text):
+            continue
+        if not (args.results / csv_name).exists():
+            print(f"table {name}: skipped: {args.results / csv_name} does not exist")
+            continue
+        try:
+            caption, (header, lines) = build(args.results)
+        except ResultsError as error:
+            sys.exit(f"error: {error}")
+        body = f"{caption}\n\n{format_markdown(header, lines)}\n\n"
+        text = pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
+        print(f"table {name}: from {args.results / csv_name}")
+    args.readme.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
