@@ -33,3 +33,30 @@ def test_run_all_fails_when_a_step_fails(tmp_path):
                   tmp_path / "x.csv")
     assert done.returncode == 1
     assert "CPU.omp: failed: exit 2" in done.stdout
+
+
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def test_readme_tables_fill_only_their_markers(tmp_path):
+    for name in ("run_all.csv", "scaling.csv", "profile.csv"):
+        (tmp_path / name).write_text((FIXTURES / name).read_text())
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- table:progression -->\nstale\n<!-- end:progression -->\n"
+                      "<!-- table:bench -->\nkept\n<!-- end:bench -->\noutro\n")
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "readme_tables.py"), "--results",
+                           str(tmp_path), "--readme", str(readme)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    text = readme.read_text()
+    assert text.startswith("intro\n") and text.endswith("outro\n")
+    assert "stale" not in text and "| CUDA.v2 |" in text and "| step | what it does |" in text
+    assert "kept" in text and "table bench: skipped" in done.stdout  # no bench.csv: untouched
+
+
+def test_make_plots_draws_what_it_can_and_names_what_it_cannot(tmp_path):
+    (tmp_path / "run_all.csv").write_text((FIXTURES / "run_all.csv").read_text())
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "make_plots.py"), "--results",
+                           str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "progression.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "scaling.png: skipped" in done.stdout and "make scaling" in done.stdout

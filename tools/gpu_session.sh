@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything the README's GPU figures come from, in one go on a GPU machine:
 #   tools/gpu_session.sh OUTDIR [targets...]     (default targets: test run-all bench scaling sweep profile)
-# Each target's output goes to OUTDIR/<target>.log and the CSVs to OUTDIR/.
+# Each target's output goes to OUTDIR/make-<target>.log and the CSVs to OUTDIR/.
 set -uo pipefail
 out=${1:?usage: tools/gpu_session.sh OUTDIR [targets...]}
 shift
@@ -20,10 +20,10 @@ echo "build: $((SECONDS - start)) s"
 status=0
 for target in $targets; do
   start=$SECONDS
-  make "$target" RESULTS="$out" > "$out/$target.log" 2>&1
+  make "$target" RESULTS="$out" > "$out/make-$target.log" 2>&1
   rc=$?
   [ $rc -ne 0 ] && status=1
   echo "== make $target: exit $rc, $((SECONDS - start)) s"
-  tail -n 25 "$out/$target.log"
+  tail -n 25 "$out/make-$target.log"
 done
 exit $status
