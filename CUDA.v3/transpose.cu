@@ -3,7 +3,7 @@
 // for the whole tile (__syncthreads), then writes the transposed tile with coalesced row writes:
 // both global streams now move whole lines. The transpose itself happens inside shared memory.
 // What is left: the write phase reads a tile column, tile[threadIdx.x][threadIdx.y]; its 32
-// floats are TILE_DIM words apart and fall in one of the 32 banks: a 32-way bank conflict.
+// floats are TILE_DIM words apart, so all 32 fall in the same bank: a 32-way bank conflict.
 #include "../common/cuda_step.cuh"
 
 constexpr int TILE_DIM = 32;

@@ -1,7 +1,7 @@
 // CUDA.v6_locality: arrange the work so DRAM sees whole sectors in long runs.
 // Changed since v5_unroll, three changes with one aim (the README measures each):
-// 1. TILE_DIM 64: each thread moves 16 elements and each warp writes 256 contiguous bytes of an
-//    output row instead of 128.
+// 1. TILE_DIM 64: each thread moves 16 elements, and each 256-byte piece of an output row is
+//    written by one warp in two back-to-back 128-byte stores instead of by two blocks.
 // 2. The roles of blockIdx.x and blockIdx.y are swapped, so blocks are dispatched down the
 //    matrix: blocks running at the same time fill neighbouring pieces of the same output rows,
 //    and DRAM gets long runs of writes instead of short ones scattered over many rows.

@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
 
   const int threads = omp_get_max_threads();
   const double ceiling_ms = lab::median_cpu_ms(
-      [&] { omp_copy(in.get(), out.get(), count); }, lab::kWarmupRuns, options.reps);
+      [&] { omp_copy(in.get(), out.get(), count); }, options.reps);
 
   std::vector<lab::Measurement> results;
   for (const lab::CpuVariant* variant : selected) {
@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
     m.reps = options.reps;
     m.summary = kStepSummary;
     m.median_ms = lab::median_cpu_ms([&] { variant->transpose(in.get(), out.get(), rows, cols); },
-                                     lab::kWarmupRuns, options.reps);
+                                     options.reps);
     m.e2e_ms = m.median_ms;  // no transfers on the CPU: end to end is the transpose itself
     // The timed runs must have produced the same answer too (a race would show here).
     const lab::Verification recheck = lab::verify_transpose(out.get(), reference.get(), rows, cols);
@@ -106,9 +106,9 @@ int main(int argc, char** argv) {
   }
 
   char matrix_line[160];
-  std::snprintf(matrix_line, sizeof matrix_line, "matrix   %lld x %lld fp32, %.1f MiB each; median of %d runs after %d warm-up",
+  std::snprintf(matrix_line, sizeof matrix_line, "matrix   %lld x %lld fp32, %.1f MiB each; median of %d runs after >= %.0f ms of warm-up",
                 static_cast<long long>(rows), static_cast<long long>(cols), bytes / 1048576.0,
-                options.reps, lab::kWarmupRuns);
+                options.reps, lab::kMinWarmupMs);
   lab::print_context(std::string(STEP_NAME) + ": " + kStepSummary,
                      {"device   " + cpu_model_name() + ", " + std::to_string(threads) + " OpenMP threads",
                       matrix_line,

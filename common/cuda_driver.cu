@@ -49,26 +49,37 @@ LaunchShape launch_checked(const float* in, float* out, int rows, int cols, cuda
   return shape;
 }
 
-// Median of `reps` event-timed runs of `work`, after warm-up runs.
-template <class Work>
-double median_event_ms(Work&& work, int reps, cudaStream_t stream) {
+// Event-timed runs of each piece of work, after warm-up. With several pieces the runs alternate
+// (a, b, a, b, ...), so every piece sees the same clocks and the same state of the memory system
+// and a drift cannot favour one of them. Returns the median time of each piece.
+template <class... Work>
+std::vector<double> median_event_ms(int reps, cudaStream_t stream, Work&&... work) {
+  lab::warm_up([&] {
+    (work(), ...);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+  });
   cudaEvent_t start, stop;
   CUDA_CHECK(cudaEventCreate(&start));
   CUDA_CHECK(cudaEventCreate(&stop));
-  for (int i = 0; i < lab::kWarmupRuns; ++i) work();
-  std::vector<double> times_ms;
-  for (int i = 0; i < reps; ++i) {
+  std::vector<std::vector<double>> times_ms(sizeof...(work));
+  auto time_one = [&](auto& piece, std::vector<double>& times) {
     CUDA_CHECK(cudaEventRecord(start, stream));
-    work();
+    piece();
     CUDA_CHECK(cudaEventRecord(stop, stream));
     CUDA_CHECK(cudaEventSynchronize(stop));
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    times_ms.push_back(ms);
+    times.push_back(ms);
+  };
+  for (int i = 0; i < reps; ++i) {
+    std::size_t index = 0;
+    (time_one(work, times_ms[index++]), ...);
   }
   CUDA_CHECK(cudaEventDestroy(start));
   CUDA_CHECK(cudaEventDestroy(stop));
-  return lab::median(times_ms);
+  std::vector<double> medians;
+  for (const auto& times : times_ms) medians.push_back(lab::median(times));
+  return medians;
 }
 
 std::string describe_launch(const LaunchShape& shape) {
@@ -158,26 +169,26 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaStreamSynchronize(stream));
   CUDA_CHECK(cudaProfilerStop());
 
-  const double kernel_ms = median_event_ms(
+  // The kernel and its ceiling, the device-to-device copy of the same bytes, timed alternately.
+  const std::vector<double> kernel_and_copy_ms = median_event_ms(
+      options.reps, stream,
       [&] { launch_checked(device_in.get(), device_out.get(), rows, cols, stream); },
-      options.reps, stream);
-  const double ceiling_ms = median_event_ms(
       [&] {
         CUDA_CHECK(cudaMemcpyAsync(device_out.get(), device_in.get(), bytes,
                                    cudaMemcpyDeviceToDevice, stream));
-      },
-      options.reps, stream);
+      });
+  const double kernel_ms = kernel_and_copy_ms[0], ceiling_ms = kernel_and_copy_ms[1];
 
   // End to end, what a caller with the matrix in host memory pays; its result is verified too.
   CUDA_CHECK(cudaMemsetAsync(device_out.get(), lab::kPoisonByte, bytes, stream));
   lab::poison(host_out.get(), count);
   const double e2e_ms = median_event_ms(
+      std::min(options.reps, lab::kMaxEndToEndReps), stream,
       [&] {
         CUDA_CHECK(cudaMemcpyAsync(device_in.get(), host_in.get(), bytes, cudaMemcpyHostToDevice, stream));
         launch_checked(device_in.get(), device_out.get(), rows, cols, stream);
         CUDA_CHECK(cudaMemcpyAsync(host_out.get(), device_out.get(), bytes, cudaMemcpyDeviceToHost, stream));
-      },
-      std::min(options.reps, lab::kMaxEndToEndReps), stream);
+      })[0];
   const lab::Verification final_check = lab::verify_transpose(host_out.get(), reference.get(), rows, cols);
   if (!final_check.ok()) fail_verification("after timing", final_check);
 
@@ -198,8 +209,8 @@ int main(int argc, char** argv) {
 
   char matrix_line[160];
   std::snprintf(matrix_line, sizeof matrix_line,
-                "matrix   %d x %d fp32, %.1f MiB each; median of %d launches after %d warm-up",
-                rows, cols, bytes / 1048576.0, options.reps, lab::kWarmupRuns);
+                "matrix   %d x %d fp32, %.1f MiB each; median of %d launches after >= %.0f ms of warm-up",
+                rows, cols, bytes / 1048576.0, options.reps, lab::kMinWarmupMs);
   lab::print_context(std::string(STEP_NAME) + ": " + kStepSummary,
                      {"device   " + std::string(properties.name), matrix_line,
                       "check    first run and end-to-end run " + final_check.describe()});

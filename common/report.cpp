@@ -82,11 +82,11 @@ TableRow table_row(const Measurement& m) {
 }
 
 void print_table(const std::vector<TableRow>& rows) {
-  std::printf("  %-9s %-34s %11s %10s %10s %10s  %s\n", "what", "launch", "median ms", "GB/s",
+  std::printf("  %-9s %-38s %11s %10s %10s %10s  %s\n", "what", "launch", "median ms", "GB/s",
               "% of copy", "e2e ms", "check");
   for (const TableRow& row : rows) {
     const std::string e2e = row.e2e_ms < 0 ? "-" : number(row.e2e_ms, "%.3f");
-    std::printf("  %-9s %-34s %11.4f %10.1f %9.1f%% %10s  %s\n", row.name.c_str(),
+    std::printf("  %-9s %-38s %11.4f %10.1f %9.1f%% %10s  %s\n", row.name.c_str(),
                 row.launch.c_str(), row.median_ms, row.gbps, row.pct_of_ceiling, e2e.c_str(),
                 row.check.c_str());
   }
