@@ -9,14 +9,14 @@
 #include "../common/config.hpp"
 #include "../common/cuda_step.cuh"
 
-#define CUBLAS_CHECK(call)                                                              \
-  do {                                                                                  \
-    const cublasStatus_t cublas_check_status = (call);                                  \
-    if (cublas_check_status != CUBLAS_STATUS_SUCCESS) {                                 \
-      std::fprintf(stderr, "cuBLAS error: %s\n  at %s:%d in %s\n",                      \
+#define CUBLAS_CHECK(call)                                                                 \
+  do {                                                                                     \
+    const cublasStatus_t cublas_check_status = (call);                                     \
+    if (cublas_check_status != CUBLAS_STATUS_SUCCESS) {                                    \
+      std::fprintf(stderr, "cuBLAS error: %s\n  at %s:%d in %s\n",                         \
                    cublasGetStatusString(cublas_check_status), __FILE__, __LINE__, #call); \
-      std::exit(lab::kExitFailed);                                                      \
-    }                                                                                   \
+      std::exit(lab::kExitFailed);                                                         \
+    }                                                                                      \
   } while (0)
 
 LaunchShape launch_transpose(const float* in, float* out, int rows, int cols, cudaStream_t stream) {

@@ -12,7 +12,8 @@ __global__ void transpose_kernel(const float* in, float* out, int rows, int cols
   if (c >= cols) return;
   // Neighbouring threads read neighbouring input columns (coalesced); each thread writes its own
   // output row, so one warp writes 32 rows far apart.
-  for (int r = 0; r < rows; ++r) out[static_cast<size_t>(c) * rows + r] = in[static_cast<size_t>(r) * cols + c];
+  for (int r = 0; r < rows; ++r)
+    out[static_cast<size_t>(c) * rows + r] = in[static_cast<size_t>(r) * cols + c];
 }
 
 LaunchShape launch_transpose(const float* in, float* out, int rows, int cols, cudaStream_t stream) {

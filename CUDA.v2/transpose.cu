@@ -10,7 +10,8 @@ constexpr int TILE_DIM = 32;
 __global__ void transpose_kernel(const float* in, float* out, int rows, int cols) {
   const int c = blockIdx.x * TILE_DIM + threadIdx.x;
   const int r = blockIdx.y * TILE_DIM + threadIdx.y;
-  if (r < rows && c < cols) out[static_cast<size_t>(c) * rows + r] = in[static_cast<size_t>(r) * cols + c];
+  if (r < rows && c < cols)
+    out[static_cast<size_t>(c) * rows + r] = in[static_cast<size_t>(r) * cols + c];
 }
 
 LaunchShape launch_transpose(const float* in, float* out, int rows, int cols, cudaStream_t stream) {

@@ -26,4 +26,5 @@ LaunchShape launch_transpose(const float* in, float* out, int rows, int cols, cu
   return {grid, block};
 }
 
-const char* const kStepSummary = "shared-memory tile: both global streams coalesced, bank conflicts";
+const char* const kStepSummary =
+    "shared-memory tile: both global streams coalesced, bank conflicts";

@@ -38,7 +38,8 @@ __global__ void transpose_kernel(const float* in, float* out, int rows, int cols
     // First column of this output row that starts a sector; this tile writes 64 columns from
     // there (the first tile also writes the columns before it, the last one up to the end).
     const size_t row_start = static_cast<size_t>(out_row) * rows;
-    const int sector_shift = static_cast<int>((SECTOR_FLOATS - row_start % SECTOR_FLOATS) % SECTOR_FLOATS);
+    const int sector_shift =
+        static_cast<int>((SECTOR_FLOATS - row_start % SECTOR_FLOATS) % SECTOR_FLOATS);
     const int first = blockIdx.x == 0 ? 0 : tile_r + sector_shift;
     const int last = min(rows, tile_r + TILE_DIM + sector_shift);
 #pragma unroll
@@ -56,4 +57,5 @@ LaunchShape launch_transpose(const float* in, float* out, int rows, int cols, cu
   return {grid, block};
 }
 
-const char* const kStepSummary = "DRAM locality: 64x64 tiles dispatched down the columns, whole-sector writes";
+const char* const kStepSummary =
+    "DRAM locality: 64x64 tiles dispatched down the columns, whole-sector writes";

@@ -80,8 +80,8 @@ std::string usage_text(const CliSpec& spec) {
   std::string text = "usage: " + spec.program + " [ROWS [COLS]]";
   if (!spec.variants.empty()) text += " [--variant " + join(spec.variants, "|") + "|all]";
   text += " [--reps N] [--csv FILE]\n";
-  text += "  Transposes a ROWS x COLS fp32 matrix (default " + std::to_string(kDefaultSize) + " x " +
-          std::to_string(kDefaultSize) + "; COLS defaults to ROWS),\n";
+  text += "  Transposes a ROWS x COLS fp32 matrix (default " + std::to_string(kDefaultSize) +
+          " x " + std::to_string(kDefaultSize) + "; COLS defaults to ROWS),\n";
   text += "  verifies it bitwise against the serial reference, then times it (median of N runs,\n";
   text += "  default " + std::to_string(spec.default_reps) + ") next to the copy ceiling.\n";
   text += "  --csv FILE  append one row per measurement to FILE (header written once)\n";

@@ -5,20 +5,20 @@
 
 namespace lab {
 
-constexpr int kDefaultSize = 8192;        // rows and cols when none are given
-constexpr int kDefaultGpuReps = 50;       // timed launches per GPU measurement
-constexpr int kDefaultCpuReps = 10;       // timed runs per CPU measurement
-constexpr int kWarmupRuns = 2;            // untimed runs before every timed series, at least...
-constexpr double kMinWarmupMs = 200.0;    // ...and this long: clocks ramp up when work starts
-constexpr int kMaxEndToEndReps = 5;       // host->device->host round trips are slow: fewer
-constexpr int kMaxReps = 100000;          // beyond this a typo is more likely than intent
+constexpr int kDefaultSize = 8192;           // rows and cols when none are given
+constexpr int kDefaultGpuReps = 50;          // timed launches per GPU measurement
+constexpr int kDefaultCpuReps = 10;          // timed runs per CPU measurement
+constexpr int kWarmupRuns = 2;               // untimed runs before every timed series, at least...
+constexpr double kMinWarmupMs = 200.0;       // ...and this long: clocks ramp up when work starts
+constexpr int kMaxEndToEndReps = 5;          // host->device->host round trips are slow: fewer
+constexpr int kMaxReps = 100000;             // beyond this a typo is more likely than intent
 constexpr unsigned char kPoisonByte = 0xFF;  // 0xFFFFFFFF is a NaN, never a fill value
 
 // Exit codes every program shares (tests and tools/run_steps.py rely on them).
 constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;     // verification failed or a runtime error
-constexpr int kExitUsage = 2;      // bad command line
-constexpr int kExitNoMemory = 3;   // the matrices do not fit in host or device memory
-constexpr int kExitSkipped = 77;   // no CUDA device: the conventional "skipped"
+constexpr int kExitFailed = 1;    // verification failed or a runtime error
+constexpr int kExitUsage = 2;     // bad command line
+constexpr int kExitNoMemory = 3;  // the matrices do not fit in host or device memory
+constexpr int kExitSkipped = 77;  // no CUDA device: the conventional "skipped"
 
 }  // namespace lab

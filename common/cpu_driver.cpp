@@ -71,7 +71,8 @@ int main(int argc, char** argv) {
 
   // Correct first: every selected variant is verified before anything is timed.
   for (const lab::CpuVariant* variant : selected) {
-    const lab::Verification check = run_and_verify(*variant, in.get(), out.get(), reference.get(), rows, cols);
+    const lab::Verification check =
+        run_and_verify(*variant, in.get(), out.get(), reference.get(), rows, cols);
     if (!check.ok()) {
       std::fprintf(stderr, "%s %s: %s\n", STEP_NAME, variant->name, check.describe().c_str());
       return lab::kExitFailed;
@@ -79,8 +80,8 @@ int main(int argc, char** argv) {
   }
 
   const int threads = omp_get_max_threads();
-  const double ceiling_ms = lab::median_cpu_ms(
-      [&] { omp_copy(in.get(), out.get(), count); }, options.reps);
+  const double ceiling_ms =
+      lab::median_cpu_ms([&] { omp_copy(in.get(), out.get(), count); }, options.reps);
 
   std::vector<lab::Measurement> results;
   for (const lab::CpuVariant* variant : selected) {
@@ -102,18 +103,24 @@ int main(int argc, char** argv) {
     m.verified = recheck.ok();
     lab::set_bandwidth(m, ceiling_ms);
     results.push_back(m);
-    if (!recheck.ok()) std::fprintf(stderr, "%s %s: after timing: %s\n", STEP_NAME, variant->name, recheck.describe().c_str());
+    if (!recheck.ok())
+      std::fprintf(stderr, "%s %s: after timing: %s\n", STEP_NAME, variant->name,
+                   recheck.describe().c_str());
   }
 
   char matrix_line[160];
-  std::snprintf(matrix_line, sizeof matrix_line, "matrix   %lld x %lld fp32, %.1f MiB each; median of %d runs after >= %.0f ms of warm-up",
-                static_cast<long long>(rows), static_cast<long long>(cols), bytes / 1048576.0,
-                options.reps, lab::kMinWarmupMs);
-  lab::print_context(std::string(STEP_NAME) + ": " + kStepSummary,
-                     {"device   " + cpu_model_name() + ", " + std::to_string(threads) + " OpenMP threads",
-                      matrix_line,
-                      "check    each variant bitwise against the serial reference, before and after "
-                      "timing (" + std::to_string(count) + " elements)"});
+  std::snprintf(
+      matrix_line, sizeof matrix_line,
+      "matrix   %lld x %lld fp32, %.1f MiB each; median of %d runs after >= %.0f ms of warm-up",
+      static_cast<long long>(rows), static_cast<long long>(cols), bytes / 1048576.0, options.reps,
+      lab::kMinWarmupMs);
+  lab::print_context(
+      std::string(STEP_NAME) + ": " + kStepSummary,
+      {"device   " + cpu_model_name() + ", " + std::to_string(threads) + " OpenMP threads",
+       matrix_line,
+       "check    each variant bitwise against the serial reference, before and after "
+       "timing (" +
+           std::to_string(count) + " elements)"});
   std::vector<lab::TableRow> table;
   for (const lab::Measurement& m : results) table.push_back(lab::table_row(m));
   lab::Measurement copy;
@@ -121,7 +128,8 @@ int main(int argc, char** argv) {
   copy.cols = cols;
   copy.median_ms = ceiling_ms;
   lab::set_bandwidth(copy, ceiling_ms);
-  table.push_back({"copy", "omp parallel for (the ceiling)", ceiling_ms, copy.gbps, 100.0, -1, "-"});
+  table.push_back(
+      {"copy", "omp parallel for (the ceiling)", ceiling_ms, copy.gbps, 100.0, -1, "-"});
   lab::print_table(table);
 
   if (!options.csv_path.empty()) lab::append_csv(options.csv_path, results);

@@ -8,12 +8,12 @@
 
 #include "config.hpp"
 
-#define CUDA_CHECK(call)                                                                   \
-  do {                                                                                     \
-    const cudaError_t cuda_check_status = (call);                                          \
-    if (cuda_check_status != cudaSuccess) {                                                \
-      std::fprintf(stderr, "CUDA error: %s\n  at %s:%d in %s\n",                           \
-                   cudaGetErrorString(cuda_check_status), __FILE__, __LINE__, #call);      \
-      std::exit(lab::kExitFailed);                                                         \
-    }                                                                                      \
+#define CUDA_CHECK(call)                                                              \
+  do {                                                                                \
+    const cudaError_t cuda_check_status = (call);                                     \
+    if (cuda_check_status != cudaSuccess) {                                           \
+      std::fprintf(stderr, "CUDA error: %s\n  at %s:%d in %s\n",                      \
+                   cudaGetErrorString(cuda_check_status), __FILE__, __LINE__, #call); \
+      std::exit(lab::kExitFailed);                                                    \
+    }                                                                                 \
   } while (0)

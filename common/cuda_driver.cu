@@ -92,8 +92,8 @@ std::string describe_launch(const LaunchShape& shape) {
 
 std::int64_t threads_launched(const LaunchShape& shape) {
   if (shape.grid.x == 0) return 0;
-  return std::int64_t{shape.grid.x} * shape.grid.y * shape.grid.z * shape.block.x *
-         shape.block.y * shape.block.z;
+  return std::int64_t{shape.grid.x} * shape.grid.y * shape.grid.z * shape.block.x * shape.block.y *
+         shape.block.z;
 }
 
 void fail_verification(const char* when, const lab::Verification& check) {
@@ -124,8 +124,10 @@ int main(int argc, char** argv) {
   std::size_t device_free = 0, device_total = 0;
   CUDA_CHECK(cudaMemGetInfo(&device_free, &device_total));
   if (2 * bytes > device_free) {
-    std::fprintf(stderr, "error: %s x %s fp32 needs %s of device memory for input and output; "
-                 "%s has %s free of %s\n", std::to_string(rows).c_str(), std::to_string(cols).c_str(),
+    std::fprintf(stderr,
+                 "error: %s x %s fp32 needs %s of device memory for input and output; "
+                 "%s has %s free of %s\n",
+                 std::to_string(rows).c_str(), std::to_string(cols).c_str(),
                  lab::format_bytes(2 * bytes).c_str(), properties.name,
                  lab::format_bytes(device_free).c_str(), lab::format_bytes(device_total).c_str());
     return lab::kExitNoMemory;
@@ -134,12 +136,14 @@ int main(int argc, char** argv) {
 
   float* raw = nullptr;
   if (cudaMallocHost(&raw, bytes) != cudaSuccess) {
-    std::fprintf(stderr, "error: could not pin %s of host memory for the input\n", lab::format_bytes(bytes).c_str());
+    std::fprintf(stderr, "error: could not pin %s of host memory for the input\n",
+                 lab::format_bytes(bytes).c_str());
     return lab::kExitNoMemory;
   }
   PinnedFloats host_in(raw);
   if (cudaMallocHost(&raw, bytes) != cudaSuccess) {
-    std::fprintf(stderr, "error: could not pin %s of host memory for the output\n", lab::format_bytes(bytes).c_str());
+    std::fprintf(stderr, "error: could not pin %s of host memory for the output\n",
+                 lab::format_bytes(bytes).c_str());
     return lab::kExitNoMemory;
   }
   PinnedFloats host_out(raw);
@@ -160,7 +164,8 @@ int main(int argc, char** argv) {
   const LaunchShape shape = launch_checked(device_in.get(), device_out.get(), rows, cols, stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));
   CUDA_CHECK(cudaMemcpy(host_out.get(), device_out.get(), bytes, cudaMemcpyDeviceToHost));
-  const lab::Verification first_check = lab::verify_transpose(host_out.get(), reference.get(), rows, cols);
+  const lab::Verification first_check =
+      lab::verify_transpose(host_out.get(), reference.get(), rows, cols);
   if (!first_check.ok()) fail_verification("first run", first_check);
 
   // One launch bracketed for Nsight Compute (`ncu --profile-from-start off`); a no-op otherwise.
@@ -182,14 +187,15 @@ int main(int argc, char** argv) {
   // End to end, what a caller with the matrix in host memory pays; its result is verified too.
   CUDA_CHECK(cudaMemsetAsync(device_out.get(), lab::kPoisonByte, bytes, stream));
   lab::poison(host_out.get(), count);
-  const double e2e_ms = median_event_ms(
-      std::min(options.reps, lab::kMaxEndToEndReps), stream,
-      [&] {
-        CUDA_CHECK(cudaMemcpyAsync(device_in.get(), host_in.get(), bytes, cudaMemcpyHostToDevice, stream));
-        launch_checked(device_in.get(), device_out.get(), rows, cols, stream);
-        CUDA_CHECK(cudaMemcpyAsync(host_out.get(), device_out.get(), bytes, cudaMemcpyDeviceToHost, stream));
-      })[0];
-  const lab::Verification final_check = lab::verify_transpose(host_out.get(), reference.get(), rows, cols);
+  const double e2e_ms = median_event_ms(std::min(options.reps, lab::kMaxEndToEndReps), stream, [&] {
+    CUDA_CHECK(
+        cudaMemcpyAsync(device_in.get(), host_in.get(), bytes, cudaMemcpyHostToDevice, stream));
+    launch_checked(device_in.get(), device_out.get(), rows, cols, stream);
+    CUDA_CHECK(
+        cudaMemcpyAsync(host_out.get(), device_out.get(), bytes, cudaMemcpyDeviceToHost, stream));
+  })[0];
+  const lab::Verification final_check =
+      lab::verify_transpose(host_out.get(), reference.get(), rows, cols);
   if (!final_check.ok()) fail_verification("after timing", final_check);
 
   lab::Measurement m;
@@ -208,17 +214,19 @@ int main(int argc, char** argv) {
   lab::set_bandwidth(m, ceiling_ms);
 
   char matrix_line[160];
-  std::snprintf(matrix_line, sizeof matrix_line,
-                "matrix   %d x %d fp32, %.1f MiB each; median of %d launches after >= %.0f ms of warm-up",
-                rows, cols, bytes / 1048576.0, options.reps, lab::kMinWarmupMs);
+  std::snprintf(
+      matrix_line, sizeof matrix_line,
+      "matrix   %d x %d fp32, %.1f MiB each; median of %d launches after >= %.0f ms of warm-up",
+      rows, cols, bytes / 1048576.0, options.reps, lab::kMinWarmupMs);
   lab::print_context(std::string(STEP_NAME) + ": " + kStepSummary,
                      {"device   " + std::string(properties.name), matrix_line,
                       "check    first run and end-to-end run " + final_check.describe()});
   lab::Measurement copy = m;
   copy.median_ms = ceiling_ms;
   lab::set_bandwidth(copy, ceiling_ms);
-  lab::print_table({lab::table_row(m), {"copy", "cudaMemcpy device to device (ceiling)", ceiling_ms,
-                                         copy.gbps, 100.0, -1, "-"}});
+  lab::print_table(
+      {lab::table_row(m),
+       {"copy", "cudaMemcpy device to device (ceiling)", ceiling_ms, copy.gbps, 100.0, -1, "-"}});
   if (!options.csv_path.empty()) lab::append_csv(options.csv_path, {m});
 
   CUDA_CHECK(cudaStreamDestroy(stream));

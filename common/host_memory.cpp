@@ -37,14 +37,17 @@ void require_host_memory(std::size_t bytes, const char* what) {
   // start. A request over MemTotal can never succeed; one under it is tried, and a failed
   // allocation is reported by allocate_host_floats.
   if (info.total != 0 && bytes > info.total) {
-    std::fprintf(stderr, "error: %s needs %s of host memory; this machine has %s in all (%s available)\n",
+    std::fprintf(stderr,
+                 "error: %s needs %s of host memory; this machine has %s in all (%s available)\n",
                  what, format_bytes(bytes).c_str(), format_bytes(info.total).c_str(),
                  format_bytes(info.available).c_str());
     std::exit(kExitNoMemory);
   }
 }
 
-void FreeDeleter::operator()(void* p) const { std::free(p); }
+void FreeDeleter::operator()(void* p) const {
+  std::free(p);
+}
 
 HostFloats allocate_host_floats(std::size_t count, const char* what) {
   constexpr std::size_t kHugePage = std::size_t{2} << 20;
@@ -52,7 +55,8 @@ HostFloats allocate_host_floats(std::size_t count, const char* what) {
   void* p = std::aligned_alloc(kHugePage, bytes);
   if (p == nullptr) {
     std::fprintf(stderr, "error: could not allocate %s for %s; %s available\n",
-                 format_bytes(bytes).c_str(), what, format_bytes(read_host_memory().available).c_str());
+                 format_bytes(bytes).c_str(), what,
+                 format_bytes(read_host_memory().available).c_str());
     std::exit(kExitNoMemory);
   }
   // Huge pages: a transpose walks columns, and 4 KiB pages would make it a TLB benchmark.

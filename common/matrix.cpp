@@ -30,7 +30,8 @@ void reference_transpose(const float* in, float* out, Index rows, Index cols) {
   for (Index r0 = 0; r0 < rows; r0 += kBlock)
     for (Index c0 = 0; c0 < cols; c0 += kBlock)
       for (Index r = r0; r < std::min(r0 + kBlock, rows); ++r)
-        for (Index c = c0; c < std::min(c0 + kBlock, cols); ++c) out[c * rows + r] = in[r * cols + c];
+        for (Index c = c0; c < std::min(c0 + kBlock, cols); ++c)
+          out[c * rows + r] = in[r * cols + c];
 }
 
 Verification verify_transpose(const float* out, const float* reference, Index rows, Index cols) {

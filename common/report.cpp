@@ -77,7 +77,12 @@ void print_context(const std::string& title, const std::vector<std::string>& lin
 }
 
 TableRow table_row(const Measurement& m) {
-  return {m.variant, m.launch, m.median_ms, m.gbps, m.pct_of_ceiling, m.e2e_ms,
+  return {m.variant,
+          m.launch,
+          m.median_ms,
+          m.gbps,
+          m.pct_of_ceiling,
+          m.e2e_ms,
           m.verified ? "verified" : "WRONG"};
 }
 

@@ -19,7 +19,8 @@ inline double median(std::vector<double> values) {
 }
 
 inline double elapsed_ms(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
+      .count();
 }
 
 // Untimed runs until both kWarmupRuns runs and kMinWarmupMs have passed: the first runs pay for
