@@ -3,20 +3,15 @@
 // op(A) = A^T, behind the same interface and verified like every step.
 #include <cublas_v2.h>
 
-#include <cstdio>
-#include <cstdlib>
-
-#include "../common/config.hpp"
+#include "../common/cuda_check.cuh"
 #include "../common/cuda_step.cuh"
 
-#define CUBLAS_CHECK(call)                                                                 \
-  do {                                                                                     \
-    const cublasStatus_t cublas_check_status = (call);                                     \
-    if (cublas_check_status != CUBLAS_STATUS_SUCCESS) {                                    \
-      std::fprintf(stderr, "cuBLAS error: %s\n  at %s:%d in %s\n",                         \
-                   cublasGetStatusString(cublas_check_status), __FILE__, __LINE__, #call); \
-      std::exit(lab::kExitFailed);                                                         \
-    }                                                                                      \
+#define CUBLAS_CHECK(call)                                                                     \
+  do {                                                                                         \
+    const cublasStatus_t cublas_check_status = (call);                                         \
+    if (cublas_check_status != CUBLAS_STATUS_SUCCESS)                                          \
+      lab::fail_call("cuBLAS", cublasGetStatusString(cublas_check_status), __FILE__, __LINE__, \
+                     #call);                                                                   \
   } while (0)
 
 LaunchShape launch_transpose(const float* in, float* out, int rows, int cols, cudaStream_t stream) {

@@ -8,12 +8,20 @@
 
 #include "config.hpp"
 
-#define CUDA_CHECK(call)                                                              \
-  do {                                                                                \
-    const cudaError_t cuda_check_status = (call);                                     \
-    if (cuda_check_status != cudaSuccess) {                                           \
-      std::fprintf(stderr, "CUDA error: %s\n  at %s:%d in %s\n",                      \
-                   cudaGetErrorString(cuda_check_status), __FILE__, __LINE__, #call); \
-      std::exit(lab::kExitFailed);                                                    \
-    }                                                                                 \
+namespace lab {
+
+// Shared by CUDA_CHECK and the checks of the libraries a step calls (cuBLAS).
+[[noreturn]] inline void fail_call(const char* library, const char* error, const char* file,
+                                   int line, const char* call) {
+  std::fprintf(stderr, "%s error: %s\n  at %s:%d in %s\n", library, error, file, line, call);
+  std::exit(kExitFailed);
+}
+
+}  // namespace lab
+
+#define CUDA_CHECK(call)                                                                        \
+  do {                                                                                          \
+    const cudaError_t cuda_check_status = (call);                                               \
+    if (cuda_check_status != cudaSuccess)                                                       \
+      lab::fail_call("CUDA", cudaGetErrorString(cuda_check_status), __FILE__, __LINE__, #call); \
   } while (0)
