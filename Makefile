@@ -112,7 +112,7 @@ plots: $(PY_READY)
 	$(PY) tools/make_plots.py --results $(RESULTS)
 
 readme: $(PY_READY)
-	$(PY) tools/readme_tables.py --results $(RESULTS) --readme README.md
+	$(PY) tools/readme_tables.py --results $(RESULTS) --readme README.md --steps $(STEPS)
 
 tests-build:
 	@$(MAKE) --no-print-directory -C tests

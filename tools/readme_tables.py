@@ -54,31 +54,60 @@ def profile(results):
     return f"Nsight Compute, one launch each, {size} fp32 on {device}.", (header, lines)
 
 
+def step_run(results, step):
+    """The step's own row of the run-all table, with the row before it for comparison."""
+    caption, (header, lines) = progression(results)
+    index = next(i for i, line in enumerate(lines) if line[0].split()[0] == step)
+    return caption, (header, lines[max(0, index - 1):index + 1])
+
+
+def step_profile(results, step):
+    """The step's own profile row, with the row before it for comparison."""
+    caption, (header, lines) = profile(results)
+    index = next(i for i, line in enumerate(lines) if line[0] == step)
+    return caption, (header, lines[max(0, index - 1):index + 1])
+
+
 TABLES = {"progression": (progression, "run_all.csv"), "bench": (bench, "bench.csv"),
           "scaling": (scaling, "scaling.csv"), "profile": (profile, "profile.csv")}
+STEP_TABLES = {"step-run": (step_run, "run_all.csv"), "step-profile": (step_profile, "profile.csv")}
+
+
+def fill(path, tables, results, *build_args):
+    """Replaces every table of `tables` found in the file at path; returns what it said."""
+    text = path.read_text()
+    for name, (build, csv_name) in tables.items():
+        pattern = re.compile(rf"(<!-- table:{name} -->\n).*?(<!-- end:{name} -->)", re.S)
+        if not pattern.search(text):
+            continue
+        if not (results / csv_name).exists():
+            print(f"{path}: table {name}: skipped: {results / csv_name} does not exist")
+            continue
+        try:
+            caption, (header, lines) = build(results, *build_args)
+        except ResultsError as error:
+            sys.exit(f"error: {error}")
+        except StopIteration:
+            print(f"{path}: table {name}: skipped: no row for it in {results / csv_name}")
+            continue
+        body = f"{caption}\n\n{format_markdown(header, lines)}\n\n"
+        text = pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
+        print(f"{path}: table {name} from {results / csv_name}")
+    path.write_text(text)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=Path, default=ROOT / "results")
     parser.add_argument("--readme", type=Path, default=ROOT / "README.md")
+    parser.add_argument("--steps", nargs="*", default=[],
+                        help="steps whose own README.md gets its step-run/step-profile tables")
     args = parser.parse_args()
-    text = args.readme.read_text()
-    for name, (build, csv_name) in TABLES.items():
-        pattern = re.compile(rf"(<!-- table:{name} -->\n).*?(<!-- end:{name} -->)", re.S)
-        if not pattern.search(text):
-            continue
-        if not (args.results / csv_name).exists():
-            print(f"table {name}: skipped: {args.results / csv_name} does not exist")
-            continue
-        try:
-            caption, (header, lines) = build(args.results)
-        except ResultsError as error:
-            sys.exit(f"error: {error}")
-        body = f"{caption}\n\n{format_markdown(header, lines)}\n\n"
-        text = pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
-        print(f"table {name}: from {args.results / csv_name}")
-    args.readme.write_text(text)
+    fill(args.readme, TABLES, args.results)
+    for step in args.steps:
+        readme = args.readme.parent / step / "README.md"
+        if readme.exists():
+            fill(readme, STEP_TABLES, args.results, step)
 
 
 if __name__ == "__main__":
