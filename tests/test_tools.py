@@ -60,3 +60,38 @@ def test_make_plots_draws_what_it_can_and_names_what_it_cannot(tmp_path):
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "progression.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "scaling.png: skipped" in done.stdout and "make scaling" in done.stdout
+
+
+def make(*args):
+    return subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_make_help_lists_every_target():
+    done = make("help")
+    assert done.returncode == 0
+    for target in ("all", "run-all", "test", "scaling", "sweep", "bench", "profile", "plots",
+                   "readme", "diff", "clean"):
+        assert f"make {target}" in done.stdout
+
+
+def test_without_nvcc_make_builds_the_cpu_steps_and_says_so_once():
+    done = make("--dry-run", "all", "NVCC=")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("nvcc not found") == 1
+    assert "nvcc" not in done.stdout.replace("nvcc not found", "")
+
+
+def test_make_diff_shows_only_the_lesson_of_v4():
+    done = make("diff", "STEP=CUDA.v4")
+    assert done.returncode == 0
+    changed = [line for line in done.stdout.splitlines()
+               if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    code = [line for line in changed if not line[1:].lstrip().startswith("//")]
+    assert any("TILE_DIM + 1" in line for line in code)
+    assert len(code) <= 6, code  # the padding and the summary string, nothing else
+
+
+def test_make_diff_rejects_an_unknown_step():
+    done = make("diff", "STEP=CUDA.v99")
+    assert done.returncode != 0 and "usage: make diff STEP=X" in done.stderr
