@@ -43,7 +43,8 @@ CUDA_ARCH ?= $(or $(shell nvidia-smi --query-gpu=compute_cap --format=csv,nohead
 NEWEST_ARCH := $(lastword $(sort $(CUDA_ARCH)))
 GENCODE := $(foreach a,$(CUDA_ARCH),-gencode arch=compute_$(a),code=sm_$(a)) \
            -gencode arch=compute_$(NEWEST_ARCH),code=compute_$(NEWEST_ARCH)
-NVCCFLAGS ?= -O3 -lineinfo -std=c++17 $(GENCODE) -Xcompiler "$(HOST_ARCH) $(OPENMP_FLAGS)"
+NVCC_HOST_FLAGS := -O3 -std=c++17 -Xcompiler "$(HOST_ARCH) $(OPENMP_FLAGS)"
+NVCCFLAGS ?= -lineinfo $(GENCODE) $(NVCC_HOST_FLAGS)
 
 ifeq ($(NVCC),)
 transpose:
@@ -53,8 +54,9 @@ else
 $(BUILD_DIR)/kernel.o: transpose.cu $(HEADERS) | $(BUILD_DIR)
 	$(NVCC) $(NVCCFLAGS) $(STEP_DEFINES) -c transpose.cu -o $@
 
+# The driver holds no kernels: compiled once, not once per architecture.
 $(BUILD_DIR)/cuda_driver.o: $(COMMON_DIR)/cuda_driver.cu $(HEADERS) | $(BUILD_DIR)
-	$(NVCC) $(NVCCFLAGS) $(STEP_DEFINES) -c $< -o $@
+	$(NVCC) $(NVCC_HOST_FLAGS) $(STEP_DEFINES) -c $< -o $@
 
 transpose: $(BUILD_DIR)/kernel.o $(BUILD_DIR)/cuda_driver.o $(HOST_OBJECTS)
 	$(NVCC) $(NVCCFLAGS) $^ -o $@ -lgomp $(STEP_LDLIBS)
