@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -79,12 +80,17 @@ int main(int argc, char** argv) {
     }
   }
 
+  // The copy ceiling and every variant timed in turn, each on the same buffers.
   const int threads = omp_get_max_threads();
-  const double ceiling_ms =
-      lab::median_cpu_ms([&] { omp_copy(in.get(), out.get(), count); }, options.reps);
+  std::vector<std::function<void()>> pieces{[&] { omp_copy(in.get(), out.get(), count); }};
+  for (const lab::CpuVariant* variant : selected)
+    pieces.push_back([&, variant] { variant->transpose(in.get(), out.get(), rows, cols); });
+  const std::vector<double> medians_ms = lab::median_cpu_ms_alternating(pieces, options.reps);
+  const double ceiling_ms = medians_ms[0];
 
   std::vector<lab::Measurement> results;
-  for (const lab::CpuVariant* variant : selected) {
+  for (std::size_t v = 0; v < selected.size(); ++v) {
+    const lab::CpuVariant* variant = selected[v];
     lab::Measurement m;
     m.step = STEP_NAME;
     m.variant = variant->name;
@@ -95,11 +101,11 @@ int main(int argc, char** argv) {
     m.launch = variant->launch;
     m.reps = options.reps;
     m.summary = kStepSummary;
-    m.median_ms = lab::median_cpu_ms([&] { variant->transpose(in.get(), out.get(), rows, cols); },
-                                     options.reps);
+    m.median_ms = medians_ms[v + 1];
     m.e2e_ms = m.median_ms;  // no transfers on the CPU: end to end is the transpose itself
-    // The timed runs must have produced the same answer too (a race would show here).
-    const lab::Verification recheck = lab::verify_transpose(out.get(), reference.get(), rows, cols);
+    // Run once more after timing: the answer must not change from run to run (a race would).
+    const lab::Verification recheck =
+        run_and_verify(*variant, in.get(), out.get(), reference.get(), rows, cols);
     m.verified = recheck.ok();
     lab::set_bandwidth(m, ceiling_ms);
     results.push_back(m);

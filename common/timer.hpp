@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <vector>
 
 #include "config.hpp"
@@ -31,18 +32,24 @@ void warm_up(Run&& run) {
   for (int i = 0; i < kWarmupRuns || elapsed_ms(start) < kMinWarmupMs; ++i) run();
 }
 
-template <class Run>
-double median_cpu_ms(Run&& run, int reps) {
-  warm_up(run);
-  std::vector<double> times_ms;
-  times_ms.reserve(reps);
+// Times several pieces of work in turn (a, b, c, a, b, c, ...) after a common warm-up, so they
+// all see the same clocks and memory state and a drift cannot favour one; one median each.
+inline std::vector<double> median_cpu_ms_alternating(
+    const std::vector<std::function<void()>>& pieces, int reps) {
+  warm_up([&] {
+    for (const auto& piece : pieces) piece();
+  });
+  std::vector<std::vector<double>> times_ms(pieces.size());
   for (int i = 0; i < reps; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    run();
-    const auto stop = std::chrono::steady_clock::now();
-    times_ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+    for (std::size_t p = 0; p < pieces.size(); ++p) {
+      const auto start = std::chrono::steady_clock::now();
+      pieces[p]();
+      times_ms[p].push_back(elapsed_ms(start));
+    }
   }
-  return median(times_ms);
+  std::vector<double> medians;
+  for (const auto& times : times_ms) medians.push_back(median(times));
+  return medians;
 }
 
 }  // namespace lab
