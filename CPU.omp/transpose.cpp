@@ -2,7 +2,7 @@
 // naive:   one `omp parallel for` over input rows. Reads walk a row (contiguous), writes walk an
 //          output column: every element lands on another cache line and, every 1024 floats
 //          apart, another 4 KiB page.
-// blocked: each thread takes tiles of 64 input rows x 512 input columns and moves each one
+// blocked: each thread takes tiles of 128 input rows x 512 input columns and moves each one
 //          through a private buffer in two passes, so that every cache line is moved whole and
 //          every access to memory is part of a long run:
 //          1. in:  8 rows x 8 floats at a time are loaded as vectors, transposed in registers
@@ -10,7 +10,7 @@
 //                  half of the same eight 64-byte lines, so each line fetched is used entirely
 //                  while it is still in L1; each input row is read as one 2 KiB run, which the
 //                  hardware prefetcher streams.
-//          2. out: the buffer now holds the tile's 512 output rows, 64 floats (256 B, four whole
+//          2. out: the buffer now holds the tile's 512 output rows, 128 floats (512 B, eight whole
 //                  lines) each. They are copied out with vector stores, the rows a few ahead
 //                  prefetched for writing so that several store misses are waited for at once.
 //          Why not a small square tile kept in L1? Rows 8192 floats long lie 32 KiB apart, and
@@ -18,7 +18,7 @@
 //          input lines of a 64x64 tile fight for 8 places, and so do its 64 output lines. Here
 //          only 8 lines of one set are live on the input side (8-row blocks), the buffer is
 //          contiguous (no aliasing), and each output line is written whole at once. The buffer
-//          (128 KiB) lives in L2. A tile touches 64 input rows and 512 output rows: with the
+//          (256 KiB) lives in L2. A tile touches 128 input rows and 512 output rows: with the
 //          2 MiB huge pages the harness asks for, a handful of TLB entries.
 #include <algorithm>
 #include <cstring>
@@ -30,10 +30,10 @@ using lab::Index;
 
 namespace {
 
-constexpr int kTileRows = 64;     // input rows per tile: each output row gets a 256 B run
+constexpr int kTileRows = 128;    // input rows per tile: each output row gets a 512 B run
 constexpr int kTileCols = 512;    // input columns per tile: each input row gives a 2 KiB run
 constexpr int kBlock = 8;         // rows x floats transposed in registers at a time
-constexpr int kPrefetchRows = 8;  // output rows prefetched ahead of the copy-out
+constexpr int kPrefetchRows = 4;  // output rows prefetched ahead of the copy-out
 constexpr int kLineFloats = 16;   // floats in one 64-byte cache line
 #if defined(__AVX__)
 constexpr int kLanes = 8;  // floats per vector register: 256-bit AVX
@@ -161,6 +161,6 @@ void transpose_blocked(const float* in, float* out, Index rows, Index cols) {
 const char* const kStepSummary = "OpenMP on the CPU: naive row loop vs cache-blocked tiles";
 const lab::CpuVariant kCpuVariants[] = {
     {"naive", "omp parallel for over rows", transpose_naive},
-    {"blocked", "omp tiles 64x512, 8x8 SIMD blocks", transpose_blocked},
+    {"blocked", "omp tiles 128x512, 8x8 SIMD blocks", transpose_blocked},
 };
 const int kCpuVariantCount = sizeof kCpuVariants / sizeof kCpuVariants[0];
