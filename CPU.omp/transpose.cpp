@@ -22,6 +22,7 @@
 //          2 MiB huge pages the harness asks for, a handful of TLB entries.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <utility>
 
 #include "../common/cpu_step.hpp"
@@ -120,8 +121,9 @@ void transpose_blocked(const float* in, float* out, Index rows, Index cols) {
   const Index tile_cols = (cols + kTileCols - 1) / kTileCols;
 #pragma omp parallel
   {
-    // The tile transposed: buffer[c][r] = in[r0 + r][c0 + c]. One per thread, reused.
-    alignas(64) float buffer[kTileCols][kTileRows];
+    // The tile transposed: buffer[c][r] = in[r0 + r][c0 + c]. One per thread, reused; on the
+    // heap, since 256 KiB is more than some systems give a thread's stack.
+    const std::unique_ptr<float[][kTileRows]> buffer(new float[kTileCols][kTileRows]);
     // Static and row-major: each thread gets a band of input rows and walks it left to right.
 #pragma omp for collapse(2) schedule(static)
     for (Index tr = 0; tr < tile_rows; ++tr) {

@@ -8,8 +8,8 @@ import matplotlib
 matplotlib.use("Agg")  # files only: works on a machine without a display (CI, a GPU node)
 
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
-from matplotlib.ticker import (FuncFormatter, LogLocator, NullFormatter,  # noqa: E402
-                               NullLocator)
+from matplotlib.ticker import (FixedLocator, FuncFormatter, LogLocator,  # noqa: E402
+                               NullFormatter)
 
 from results_csv import fail, is_cpu_step, matrix_mib  # noqa: E402
 
@@ -86,16 +86,24 @@ def devices_line(gpu_device=None, cpu_device=None, cpu_threads=""):
 
 
 def matrix_size_axis(axis, shapes):
-    """Log x axis in MiB per matrix, one tick per measured shape, labelled with the shape too
-    (non-square sizes must be told apart from square ones of the same bytes)."""
+    """Log x axis in MiB per matrix, a tick per measured shape. Labels (MiB and the shape, since
+    non-square sizes must be told apart from square ones of the same bytes) go on a subset at
+    least 3x apart, powers of two first, so that neighbouring sizes never print over each other."""
     labels = {}
     for rows, cols in shapes:
-        labels.setdefault(matrix_mib(rows, cols), []).append(f"{rows}x{cols}")
+        labels.setdefault(matrix_mib(rows, cols), []).append(
+            f"{rows}\u00b2" if rows == cols else f"{rows}x{cols}")
+    is_power_of_two = lambda mib: float(mib).hex().startswith("0x1.0000000000000p")  # noqa: E731
+    labelled = []
+    for mib in sorted(labels, key=lambda mib: (not is_power_of_two(mib), mib)):
+        if all(max(mib, other) / min(mib, other) >= 3.0 for other in labelled):
+            labelled.append(mib)
     axis.set_xscale("log", base=2)
-    axis.xaxis.set_minor_locator(NullLocator())
+    axis.xaxis.set_minor_locator(FixedLocator(sorted(set(labels) - set(labelled))))
     axis.xaxis.set_minor_formatter(NullFormatter())
-    axis.set_xticks(sorted(labels))
-    axis.set_xticklabels([f"{mib:g} MiB\n" + "\n".join(labels[mib]) for mib in sorted(labels)])
+    axis.set_xticks(sorted(labelled))
+    axis.set_xticklabels([(f"{mib:.3g}" if mib < 1000 else f"{mib:.0f}") + " MiB\n"
+                          + "\n".join(labels[mib]) for mib in sorted(labelled)])
     axis.set_xlabel("matrix size (MiB per fp32 matrix; rows x cols)")
     lowest, highest = min(labels), max(labels)
     axis.set_xlim(lowest / 1.5, highest * 1.5)
