@@ -114,28 +114,16 @@ int main(int argc, char** argv) {
                    recheck.describe().c_str());
   }
 
-  char matrix_line[160];
-  std::snprintf(
-      matrix_line, sizeof matrix_line,
-      "matrix   %lld x %lld fp32, %.1f MiB each; median of %d runs after >= %.0f ms of warm-up",
-      static_cast<long long>(rows), static_cast<long long>(cols), bytes / 1048576.0, options.reps,
-      lab::kMinWarmupMs);
   lab::print_context(
       std::string(STEP_NAME) + ": " + kStepSummary,
       {"device   " + cpu_model_name() + ", " + std::to_string(threads) + " OpenMP threads",
-       matrix_line,
+       lab::matrix_line(rows, cols, options.reps, "runs"),
        "check    each variant bitwise against the serial reference, before and after "
        "timing (" +
            std::to_string(count) + " elements)"});
   std::vector<lab::TableRow> table;
   for (const lab::Measurement& m : results) table.push_back(lab::table_row(m));
-  lab::Measurement copy;
-  copy.rows = rows;
-  copy.cols = cols;
-  copy.median_ms = ceiling_ms;
-  lab::set_bandwidth(copy, ceiling_ms);
-  table.push_back(
-      {"copy", "omp parallel for (the ceiling)", ceiling_ms, copy.gbps, 100.0, -1, "-"});
+  table.push_back(lab::ceiling_row(rows, cols, ceiling_ms, "omp parallel for (the ceiling)"));
   lab::print_table(table);
 
   if (!options.csv_path.empty()) lab::append_csv(options.csv_path, results);

@@ -33,6 +33,17 @@ struct DeviceDeleter {
 };
 using DeviceFloats = std::unique_ptr<float[], DeviceDeleter>;
 
+// Pinned host memory (fast, asynchronous copies); exits cleanly when it cannot be had.
+PinnedFloats allocate_pinned(std::size_t bytes, const char* what) {
+  float* raw = nullptr;
+  if (cudaMallocHost(&raw, bytes) != cudaSuccess) {
+    std::fprintf(stderr, "error: could not pin %s of host memory for %s\n",
+                 lab::format_bytes(bytes).c_str(), what);
+    std::exit(lab::kExitNoMemory);
+  }
+  return PinnedFloats(raw);
+}
+
 // Launch and check at once: a bad configuration must not pass as a fast kernel.
 LaunchShape launch_checked(const float* in, float* out, int rows, int cols, cudaStream_t stream) {
   const LaunchShape shape = launch_transpose(in, out, rows, cols, stream);
@@ -134,19 +145,9 @@ int main(int argc, char** argv) {
   }
   lab::require_host_memory(3 * bytes, "the input, the output and the reference");
 
+  PinnedFloats host_in = allocate_pinned(bytes, "the input");
+  PinnedFloats host_out = allocate_pinned(bytes, "the output");
   float* raw = nullptr;
-  if (cudaMallocHost(&raw, bytes) != cudaSuccess) {
-    std::fprintf(stderr, "error: could not pin %s of host memory for the input\n",
-                 lab::format_bytes(bytes).c_str());
-    return lab::kExitNoMemory;
-  }
-  PinnedFloats host_in(raw);
-  if (cudaMallocHost(&raw, bytes) != cudaSuccess) {
-    std::fprintf(stderr, "error: could not pin %s of host memory for the output\n",
-                 lab::format_bytes(bytes).c_str());
-    return lab::kExitNoMemory;
-  }
-  PinnedFloats host_out(raw);
   auto reference = lab::allocate_host_floats(count, "the reference");
   CUDA_CHECK(cudaMalloc(&raw, bytes));
   DeviceFloats device_in(raw);
@@ -213,20 +214,12 @@ int main(int argc, char** argv) {
   m.summary = kStepSummary;
   lab::set_bandwidth(m, ceiling_ms);
 
-  char matrix_line[160];
-  std::snprintf(
-      matrix_line, sizeof matrix_line,
-      "matrix   %d x %d fp32, %.1f MiB each; median of %d launches after >= %.0f ms of warm-up",
-      rows, cols, bytes / 1048576.0, options.reps, lab::kMinWarmupMs);
   lab::print_context(std::string(STEP_NAME) + ": " + kStepSummary,
-                     {"device   " + std::string(properties.name), matrix_line,
+                     {"device   " + std::string(properties.name),
+                      lab::matrix_line(rows, cols, options.reps, "launches"),
                       "check    first run and end-to-end run " + final_check.describe()});
-  lab::Measurement copy = m;
-  copy.median_ms = ceiling_ms;
-  lab::set_bandwidth(copy, ceiling_ms);
-  lab::print_table(
-      {lab::table_row(m),
-       {"copy", "cudaMemcpy device to device (ceiling)", ceiling_ms, copy.gbps, 100.0, -1, "-"}});
+  lab::print_table({lab::table_row(m), lab::ceiling_row(rows, cols, ceiling_ms,
+                                                        "cudaMemcpy device to device (ceiling)")});
   if (!options.csv_path.empty()) lab::append_csv(options.csv_path, {m});
 
   CUDA_CHECK(cudaStreamDestroy(stream));

@@ -86,6 +86,22 @@ TableRow table_row(const Measurement& m) {
           m.verified ? "verified" : "WRONG"};
 }
 
+TableRow ceiling_row(std::int64_t rows, std::int64_t cols, double ceiling_ms,
+                     const std::string& launch) {
+  return {"copy", launch, ceiling_ms, effective_gbps(rows, cols, ceiling_ms), 100.0, -1, "-"};
+}
+
+std::string matrix_line(std::int64_t rows, std::int64_t cols, int reps, const char* runs) {
+  char line[192];
+  std::snprintf(line, sizeof line,
+                "matrix   %lld x %lld fp32, %.1f MiB each; median of %d %s after >= %.0f ms of "
+                "warm-up",
+                static_cast<long long>(rows), static_cast<long long>(cols),
+                static_cast<double>(rows) * static_cast<double>(cols) * sizeof(float) / 1048576.0,
+                reps, runs, kMinWarmupMs);
+  return line;
+}
+
 void print_table(const std::vector<TableRow>& rows) {
   std::printf("  %-9s %-38s %11s %10s %10s %10s  %s\n", "what", "launch", "median ms", "GB/s",
               "% of copy", "e2e ms", "check");

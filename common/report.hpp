@@ -46,5 +46,10 @@ struct TableRow {
 void print_context(const std::string& title, const std::vector<std::string>& lines);
 void print_table(const std::vector<TableRow>& rows);
 TableRow table_row(const Measurement& m);
+// The copy ceiling's row of the table: 100% of itself by definition.
+TableRow ceiling_row(std::int64_t rows, std::int64_t cols, double ceiling_ms,
+                     const std::string& launch);
+// "matrix   R x C fp32, X MiB each; median of N <runs> after >= W ms of warm-up"
+std::string matrix_line(std::int64_t rows, std::int64_t cols, int reps, const char* runs);
 
 }  // namespace lab

@@ -2,7 +2,6 @@
 import functools
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest

@@ -4,8 +4,6 @@ captures, so every path is tested without a GPU. One test runs the real ncu wher
 """
 import csv
 import io
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path

@@ -26,7 +26,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "plots"))
+sys.path.insert(0, str(ROOT / "tools"))
 from results_csv import BYTES_PER_ELEMENT, PROFILE_COLUMNS, SECTOR_BYTES  # noqa: E402
+from tables import format_text, profile_table  # noqa: E402
 
 EXIT_SKIPPED = 77  # a step's "no CUDA device"
 UNKNOWN_DEVICE = "unknown GPU"
@@ -350,32 +352,10 @@ def write_csv(path, profiles):
             writer.writerow([csv_text(column, profile[column]) for column in PROFILE_COLUMNS])
 
 
-def print_table(header, lines):
-    """Columns padded to fit: the first left-aligned, numbers right-aligned."""
-    widths = [max(len(cell) for cell in column) for column in zip(header, *lines)]
-    for index, line in enumerate([header, *lines]):
-        print("  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
-                        for i, (cell, width) in enumerate(zip(line, widths))))
-        if index == 0:
-            print("  ".join("-" * width for width in widths))
-
-
 def print_report(profiles, size, kernel_counts):
     devices = " / ".join(dict.fromkeys(profile["device"] for profile in profiles))
     print(f"\nNsight Compute counters, one launch per step, {size} x {size} fp32, on {devices}")
-    header = ["step", "ld sectors", "st sectors", "ld sect/req", "st sect/req",
-              "smem ld confl", "smem st confl", "DRAM % peak", "DRAM rd MB", "DRAM wr MB",
-              "st vs copy"]
-    lines = [[profile["step"],
-              f"{profile['gld_sectors']:,.0f}", f"{profile['gst_sectors']:,.0f}",
-              f"{profile['gld_sectors_per_request']:.1f}",
-              f"{profile['gst_sectors_per_request']:.1f}",
-              f"{profile['shared_ld_bank_conflicts']:,.0f}",
-              f"{profile['shared_st_bank_conflicts']:,.0f}",
-              f"{profile['dram_pct_of_peak']:.1f}%",
-              f"{profile['dram_bytes_read'] / 1e6:.1f}", f"{profile['dram_bytes_write'] / 1e6:.1f}",
-              f"{profile['store_sectors_vs_copy']:.2f}x"] for profile in profiles]
-    print_table(header, lines)
+    print(format_text(*profile_table(profiles), name_columns=1))
     print(f"\nst vs copy    the step's global store sectors / the fewest a copy of the same "
           f"bytes must store\n              ({size} x {size} x {BYTES_PER_ELEMENT} B / "
           f"{SECTOR_BYTES} B = {copy_store_sectors(size, size):,.0f} sectors: every byte "

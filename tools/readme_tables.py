@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "plots"))
 sys.path.insert(0, str(ROOT / "tools"))
 from results_csv import ResultsError, read_profile, read_results  # noqa: E402
-from tables import (bench_table, devices, format_markdown, progression_table,  # noqa: E402
-                    scaling_table)
+from tables import (bench_table, devices, format_markdown, profile_table,  # noqa: E402
+                    progression_table, scaling_table)
 
 
 def progression(results):
@@ -42,16 +42,9 @@ def scaling(results):
 
 def profile(results):
     rows = read_profile(results / "profile.csv")
-    header = ["step", "load sectors", "store sectors", "stores vs copy", "sectors/request ld",
-              "sectors/request st", "bank conflicts ld", "bank conflicts st", "DRAM % of peak"]
-    lines = [[row["step"], f"{row['gld_sectors']:,.0f}", f"{row['gst_sectors']:,.0f}",
-              f"{row['store_sectors_vs_copy']:.2f}x", f"{row['gld_sectors_per_request']:.1f}",
-              f"{row['gst_sectors_per_request']:.1f}", f"{row['shared_ld_bank_conflicts']:,.0f}",
-              f"{row['shared_st_bank_conflicts']:,.0f}", f"{row['dram_pct_of_peak']:.1f}%"]
-             for row in rows]
     size = f"{rows[0]['rows']} x {rows[0]['cols']}" if rows else "?"
     device = rows[0]["device"] if rows else "?"
-    return f"Nsight Compute, one launch each, {size} fp32 on {device}.", (header, lines)
+    return f"Nsight Compute, one launch each, {size} fp32 on {device}.", profile_table(rows)
 
 
 def step_run(results, step):

@@ -71,19 +71,32 @@ def scaling_table(rows):
     return header, lines
 
 
-def format_text(header, lines):
-    """Aligned columns: the first two left-aligned (names), the numbers right-aligned."""
+def profile_table(rows):
+    """One line per profiled step (rows as plots/results_csv.py reads a profile CSV)."""
+    header = ["step", "ld sectors", "st sectors", "ld sect/req", "st sect/req", "smem ld confl",
+              "smem st confl", "DRAM % peak", "DRAM rd MB", "DRAM wr MB", "st vs copy"]
+    lines = [[row["step"], f"{row['gld_sectors']:,.0f}", f"{row['gst_sectors']:,.0f}",
+              f"{row['gld_sectors_per_request']:.1f}", f"{row['gst_sectors_per_request']:.1f}",
+              f"{row['shared_ld_bank_conflicts']:,.0f}", f"{row['shared_st_bank_conflicts']:,.0f}",
+              f"{row['dram_pct_of_peak']:.1f}%", f"{row['dram_bytes_read'] / 1e6:.1f}",
+              f"{row['dram_bytes_write'] / 1e6:.1f}", f"{row['store_sectors_vs_copy']:.2f}x"]
+             for row in rows]
+    return header, lines
+
+
+def format_text(header, lines, name_columns=2):
+    """Aligned columns: the first name_columns left-aligned (names), the numbers right-aligned."""
     widths = [max(len(str(cell)) for cell in column) for column in zip(header, *lines)]
     out = []
     for index, line in enumerate([header, *lines]):
-        out.append("  ".join(str(cell).ljust(width) if i < 2 else str(cell).rjust(width)
+        out.append("  ".join(str(cell).ljust(width) if i < name_columns else str(cell).rjust(width)
                              for i, (cell, width) in enumerate(zip(line, widths))).rstrip())
         if index == 0:
             out.append("  ".join("-" * width for width in widths))
     return "\n".join(out)
 
 
-def format_markdown(header, lines):
-    align = ["---" if i < 2 else "---:" for i in range(len(header))]
+def format_markdown(header, lines, name_columns=2):
+    align = ["---" if i < name_columns else "---:" for i in range(len(header))]
     rows = [header, align, *lines]
     return "\n".join("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows)
