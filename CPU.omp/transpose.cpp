@@ -11,8 +11,12 @@
 //                  while it is still in L1; each input row is read as one 2 KiB run, which the
 //                  hardware prefetcher streams.
 //          2. out: the buffer now holds the tile's 512 output rows, 128 floats (512 B, eight whole
-//                  lines) each. They are copied out with vector stores, the rows a few ahead
-//                  prefetched for writing so that several store misses are waited for at once.
+//                  lines) each. They are copied out with streaming stores when the matrix is
+//                  larger than the last-level cache (common/streaming_copy.hpp): a plain store
+//                  would first read each output line from memory, only to overwrite all of it,
+//                  so plain stores move 3 bytes through the memory bus for every 2 a transpose
+//                  needs. The ceiling copy streams too, so the comparison stays fair;
+//                  LAB_STREAMING_STORES=off runs both with plain stores.
 //          Why not a small square tile kept in L1? Rows 8192 floats long lie 32 KiB apart, and
 //          addresses a power of two >= 4 KiB apart fall in the same L1 set (8 ways): the 64
 //          input lines of a 64x64 tile fight for 8 places, and so do its 64 output lines. Here
@@ -26,16 +30,15 @@
 #include <utility>
 
 #include "../common/cpu_step.hpp"
+#include "../common/streaming_copy.hpp"
 
 using lab::Index;
 
 namespace {
 
-constexpr int kTileRows = 128;    // input rows per tile: each output row gets a 512 B run
-constexpr int kTileCols = 512;    // input columns per tile: each input row gives a 2 KiB run
-constexpr int kBlock = 8;         // rows x floats transposed in registers at a time
-constexpr int kPrefetchRows = 4;  // output rows prefetched ahead of the copy-out
-constexpr int kLineFloats = 16;   // floats in one 64-byte cache line
+constexpr int kTileRows = 128;  // input rows per tile: each output row gets a 512 B run
+constexpr int kTileCols = 512;  // input columns per tile: each input row gives a 2 KiB run
+constexpr int kBlock = 8;       // rows x floats transposed in registers at a time
 #if defined(__AVX__)
 constexpr int kLanes = 8;  // floats per vector register: 256-bit AVX
 #else
@@ -46,15 +49,6 @@ void transpose_naive(const float* in, float* out, Index rows, Index cols) {
 #pragma omp parallel for schedule(static)
   for (Index r = 0; r < rows; ++r)
     for (Index c = 0; c < cols; ++c) out[c * rows + r] = in[r * cols + c];
-}
-
-// A hint: without it (other compilers) the result is the same, only slower.
-inline void prefetch_for_write(const float* p) {
-#if defined(__GNUC__)
-  __builtin_prefetch(p, 1);
-#else
-  (void)p;
-#endif
 }
 
 #if defined(__GNUC__)
@@ -116,45 +110,55 @@ inline void transpose_block(const float* in, Index in_stride, float* out, Index 
       transpose_lanes(in + i * in_stride + j, in_stride, out + j * out_stride + i, out_stride);
 }
 
+// One tile: input rows r0.. and columns c0.., clipped at the matrix edge.
+struct Tile {
+  Index r0, c0;
+  int r_count, c_count;
+};
+
+// Pass 1: buffer[c][r] = in[r0 + r][c0 + c], whole 8x8 blocks in registers, row band by row
+// band; ragged edges one by one.
+void load_tile(const float* in, Index cols, const Tile& tile,
+               float (&buffer)[kTileCols][kTileRows]) {
+  const float* tile_in = in + tile.r0 * cols + tile.c0;
+  const int r_blocks = tile.r_count / kBlock * kBlock, c_blocks = tile.c_count / kBlock * kBlock;
+  for (int r = 0; r < r_blocks; r += kBlock) {
+    for (int c = 0; c < c_blocks; c += kBlock)
+      transpose_block(tile_in + r * cols + c, cols, &buffer[c][r], kTileRows);
+    for (int c = c_blocks; c < tile.c_count; ++c)
+      for (int i = r; i < r + kBlock; ++i) buffer[c][i] = tile_in[i * cols + c];
+  }
+  for (int r = r_blocks; r < tile.r_count; ++r)
+    for (int c = 0; c < tile.c_count; ++c) buffer[c][r] = tile_in[r * cols + c];
+}
+
+struct alignas(64) TileBuffer {  // 64: each buffer row starts a cache line
+  float at[kTileCols][kTileRows];
+};
+
 void transpose_blocked(const float* in, float* out, Index rows, Index cols) {
   const Index tile_rows = (rows + kTileRows - 1) / kTileRows;
   const Index tile_cols = (cols + kTileCols - 1) / kTileCols;
+  const bool streaming = lab::use_streaming_stores(2 * lab::matrix_bytes(rows, cols));
 #pragma omp parallel
   {
-    // The tile transposed: buffer[c][r] = in[r0 + r][c0 + c]. One per thread, reused; on the
-    // heap, since 256 KiB is more than some systems give a thread's stack.
-    const std::unique_ptr<float[][kTileRows]> buffer(new float[kTileCols][kTileRows]);
+    // One per thread, reused; on the heap, since 256 KiB is more than some thread stacks.
+    const auto buffer = std::make_unique<TileBuffer>();
     // Static and row-major: each thread gets a band of input rows and walks it left to right.
 #pragma omp for collapse(2) schedule(static)
     for (Index tr = 0; tr < tile_rows; ++tr) {
       for (Index tc = 0; tc < tile_cols; ++tc) {
-        const Index r0 = tr * kTileRows, c0 = tc * kTileCols;
-        const int r_count = static_cast<int>(std::min<Index>(kTileRows, rows - r0));
-        const int c_count = static_cast<int>(std::min<Index>(kTileCols, cols - c0));
-        const int r_blocks = r_count / kBlock * kBlock, c_blocks = c_count / kBlock * kBlock;
-        const float* tile_in = in + r0 * cols + c0;
-        // 1. in: whole 8x8 blocks in registers, row band by row band; ragged edges one by one.
-        for (int r = 0; r < r_blocks; r += kBlock) {
-          for (int c = 0; c < c_blocks; c += kBlock)
-            transpose_block(tile_in + r * cols + c, cols, &buffer[c][r], kTileRows);
-          for (int c = c_blocks; c < c_count; ++c)
-            for (int i = r; i < r + kBlock; ++i) buffer[c][i] = tile_in[i * cols + c];
-        }
-        for (int r = r_blocks; r < r_count; ++r)
-          for (int c = 0; c < c_count; ++c) buffer[c][r] = tile_in[r * cols + c];
-        // 2. out: one contiguous run per output row.
-        float* tile_out = out + c0 * rows + r0;
-        for (int c = 0; c < c_count; ++c) {
-          if (c + kPrefetchRows < c_count)
-            for (int r = 0; r < r_count; r += kLineFloats)
-              prefetch_for_write(tile_out + (c + kPrefetchRows) * rows + r);
-          float* __restrict__ dst = tile_out + c * rows;
-          const float* __restrict__ src = buffer[c];
-#pragma omp simd
-          for (int r = 0; r < r_count; ++r) dst[r] = src[r];
-        }
+        const Tile tile{tr * kTileRows, tc * kTileCols,
+                        static_cast<int>(std::min<Index>(kTileRows, rows - tr * kTileRows)),
+                        static_cast<int>(std::min<Index>(kTileCols, cols - tc * kTileCols))};
+        load_tile(in, cols, tile, buffer->at);
+        // Pass 2: one contiguous run per output row, streamed past the cache.
+        float* tile_out = out + tile.c0 * rows + tile.r0;
+        for (int c = 0; c < tile.c_count; ++c)
+          lab::copy_floats(tile_out + c * rows, buffer->at[c], tile.r_count, streaming);
       }
     }
+    lab::stream_fence();
   }
 }
 
@@ -163,6 +167,6 @@ void transpose_blocked(const float* in, float* out, Index rows, Index cols) {
 const char* const kStepSummary = "OpenMP on the CPU: naive row loop vs cache-blocked tiles";
 const lab::CpuVariant kCpuVariants[] = {
     {"naive", "omp parallel for over rows", transpose_naive},
-    {"blocked", "omp tiles 128x512, 8x8 SIMD blocks", transpose_blocked},
+    {"blocked", "omp tiles 128x512, 8x8 SIMD, streaming", transpose_blocked},
 };
 const int kCpuVariantCount = sizeof kCpuVariants / sizeof kCpuVariants[0];

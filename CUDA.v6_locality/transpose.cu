@@ -16,13 +16,17 @@ constexpr int BLOCK_ROWS = 8;
 constexpr int SECTOR_FLOATS = 8;  // a 32-byte DRAM sector holds 8 floats
 constexpr int WARP_SIZE = 32;     // threadIdx.x spans one warp of consecutive columns
 
+// kRowsWholeSectors: rows % 8 == 0, so every output row starts a sector and no row needs the
+// extra input rows; the common case gets a kernel without them.
+template <bool kRowsWholeSectors>
 __global__ void transpose_kernel(const float* in, float* out, int rows, int cols) {
-  __shared__ float tile[TILE_DIM + SECTOR_FLOATS][TILE_DIM + 1];  // +1: a column spans all banks
+  constexpr int EXTRA_ROWS = kRowsWholeSectors ? 0 : SECTOR_FLOATS;
+  __shared__ float tile[TILE_DIM + EXTRA_ROWS][TILE_DIM + 1];  // +1: a column spans all banks
   const int tile_r = blockIdx.x * TILE_DIM;  // blockIdx.x walks down the rows: see (2)
   const int tile_c = blockIdx.y * TILE_DIM;
   const int c = tile_c + threadIdx.x;
 #pragma unroll
-  for (int j = 0; j < TILE_DIM + SECTOR_FLOATS; j += BLOCK_ROWS) {
+  for (int j = 0; j < TILE_DIM + EXTRA_ROWS; j += BLOCK_ROWS) {
 #pragma unroll
     for (int i = 0; i < TILE_DIM; i += WARP_SIZE) {
       const int r = tile_r + threadIdx.y + j;
@@ -39,11 +43,13 @@ __global__ void transpose_kernel(const float* in, float* out, int rows, int cols
     // there (the first tile also writes the columns before it, the last one up to the end).
     const size_t row_start = static_cast<size_t>(out_row) * rows;
     const int sector_shift =
-        static_cast<int>((SECTOR_FLOATS - row_start % SECTOR_FLOATS) % SECTOR_FLOATS);
+        kRowsWholeSectors
+            ? 0
+            : static_cast<int>((SECTOR_FLOATS - row_start % SECTOR_FLOATS) % SECTOR_FLOATS);
     const int first = blockIdx.x == 0 ? 0 : tile_r + sector_shift;
     const int last = min(rows, tile_r + TILE_DIM + sector_shift);
 #pragma unroll
-    for (int i = 0; i < TILE_DIM + SECTOR_FLOATS; i += WARP_SIZE) {
+    for (int i = 0; i < TILE_DIM + EXTRA_ROWS; i += WARP_SIZE) {
       const int out_col = first + threadIdx.x + i;
       if (out_col < last) out[row_start + out_col] = tile[out_col - tile_r][threadIdx.y + j];
     }
@@ -53,7 +59,10 @@ __global__ void transpose_kernel(const float* in, float* out, int rows, int cols
 LaunchShape launch_transpose(const float* in, float* out, int rows, int cols, cudaStream_t stream) {
   const dim3 block(WARP_SIZE, BLOCK_ROWS);
   const dim3 grid((rows + TILE_DIM - 1) / TILE_DIM, (cols + TILE_DIM - 1) / TILE_DIM);
-  transpose_kernel<<<grid, block, 0, stream>>>(in, out, rows, cols);
+  if (rows % SECTOR_FLOATS == 0)
+    transpose_kernel<true><<<grid, block, 0, stream>>>(in, out, rows, cols);
+  else
+    transpose_kernel<false><<<grid, block, 0, stream>>>(in, out, rows, cols);
   return {grid, block};
 }
 

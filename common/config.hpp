@@ -1,6 +1,7 @@
 // Every constant the harness shares: one place to read and change them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace lab {
@@ -13,6 +14,10 @@ constexpr double kMinWarmupMs = 200.0;       // ...and this long: clocks ramp up
 constexpr int kMaxEndToEndReps = 5;          // host->device->host round trips are slow: fewer
 constexpr int kMaxReps = 100000;             // beyond this a typo is more likely than intent
 constexpr unsigned char kPoisonByte = 0xFF;  // 0xFFFFFFFF is a NaN, never a fill value
+// Last-level cache size assumed where the system does not report one: above it the CPU copies
+// use streaming stores (common/streaming_copy.hpp).
+constexpr std::size_t kFallbackCacheBytes = std::size_t{32} << 20;
+constexpr const char* kStreamingStoresVariable = "LAB_STREAMING_STORES";  // on, off, auto
 
 // Exit codes every program shares (tests and tools/run_steps.py rely on them).
 constexpr int kExitOk = 0;

@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
 
   const int rows = options.rows, cols = options.cols;
   const Index count = Index{rows} * cols;
-  const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(float);
+  const std::size_t bytes = lab::matrix_bytes(rows, cols);
   std::size_t device_free = 0, device_total = 0;
   CUDA_CHECK(cudaMemGetInfo(&device_free, &device_total));
   if (2 * bytes > device_free) {

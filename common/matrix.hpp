@@ -3,6 +3,7 @@
 // out[c * rows + r] = in[r * cols + c]. Sizes are 64-bit: rows * cols may exceed 2^31.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -10,6 +11,11 @@
 namespace lab {
 
 using Index = std::int64_t;
+
+// Bytes of one rows x cols fp32 matrix.
+inline std::size_t matrix_bytes(Index rows, Index cols) {
+  return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * sizeof(float);
+}
 
 // Element i of the input is the i-th normal float in the order +[2^-126, 2^128), then the same
 // negated: 2 * 254 * 2^23 (about 4.26e9) distinct values, so a misplaced element never equals the

@@ -25,8 +25,8 @@ def binary(step):
     return ROOT / step / "transpose"
 
 
-def run(step, *args, threads=None, timeout=600):
-    env = dict(os.environ)
+def run(step, *args, threads=None, timeout=600, env_extra=None):
+    env = dict(os.environ, **(env_extra or {}))
     if threads is not None:
         env["OMP_NUM_THREADS"] = str(threads)
     return subprocess.run([str(binary(step)), *map(str, args)], capture_output=True, text=True,

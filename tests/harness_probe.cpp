@@ -2,6 +2,7 @@
 //   harness_probe verify ROWS COLS [--wrong R C | --unwritten R C]
 //   harness_probe fill-distinct START COUNT
 //   harness_probe csv-header
+//   harness_probe copies
 // verify builds a correct transpose, optionally spoils one output element (R, C in the output),
 // runs the verifier and prints its verdict; exit 0 when it passes, 1 when it reports a mismatch.
 #include <cmath>
@@ -15,6 +16,7 @@
 #include "../common/host_memory.hpp"
 #include "../common/matrix.hpp"
 #include "../common/report.hpp"
+#include "../common/streaming_copy.hpp"
 
 namespace {
 
@@ -22,7 +24,8 @@ int usage() {
   std::fprintf(stderr,
                "usage: harness_probe verify ROWS COLS [--wrong R C | --unwritten R C]\n"
                "       harness_probe fill-distinct START COUNT\n"
-               "       harness_probe csv-header\n");
+               "       harness_probe csv-header\n"
+               "       harness_probe copies\n");
   return lab::kExitUsage;
 }
 
@@ -71,6 +74,48 @@ int fill_distinct(int argc, char** argv) {
   return lab::kExitOk;
 }
 
+// copy_floats and parallel_copy (the CPU ceiling), streaming and plain, against a plain loop at
+// every alignment of the destination and lengths around the vector and line sizes; the bytes
+// just outside the destination must stay untouched.
+int copies() {
+  constexpr int kMaxCount = 70, kMaxOffset = 16, kGuard = 16;
+  auto in = lab::allocate_host_floats(kMaxCount + kMaxOffset, "input");
+  auto out = lab::allocate_host_floats(kMaxCount + kMaxOffset + 2 * kGuard, "output");
+  lab::fill_input(in.get(), 1, kMaxCount + kMaxOffset);
+  int cases = 0;
+  for (const bool streaming : {false, true}) {
+    for (const bool parallel : {false, true}) {
+      for (int offset = 0; offset < kMaxOffset; ++offset) {
+        for (int count = 0; count <= kMaxCount; ++count) {
+          float* dst = out.get() + kGuard + offset;
+          const float* src = in.get() + (offset * 7) % kMaxOffset;  // any source alignment
+          lab::poison(out.get(), kMaxCount + kMaxOffset + 2 * kGuard);
+          if (parallel)
+            lab::parallel_copy(src, dst, count, streaming);
+          else
+            lab::copy_floats(dst, src, count, streaming);
+          lab::stream_fence();
+          const lab::Verification check = lab::verify_transpose(dst, src, 1, count);
+          float before, after;
+          lab::poison(&before, 1);
+          after = before;
+          const bool guards_intact = std::memcmp(dst - 1, &before, sizeof before) == 0 &&
+                                     std::memcmp(dst + count, &after, sizeof after) == 0;
+          if (!check.ok() || !guards_intact) {
+            std::printf("%s%s copy of %d floats at offset %d: %s\n",
+                        streaming ? "streaming" : "plain", parallel ? " parallel" : "", count,
+                        offset, guards_intact ? check.describe().c_str() : "wrote outside");
+            return lab::kExitFailed;
+          }
+          ++cases;
+        }
+      }
+    }
+  }
+  std::printf("%d copies exact\n", cases);
+  return lab::kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,6 +123,7 @@ int main(int argc, char** argv) {
   const std::string command = argv[1];
   if (command == "verify") return verify(argc, argv);
   if (command == "fill-distinct") return fill_distinct(argc, argv);
+  if (command == "copies" && argc == 2) return copies();
   if (command == "csv-header" && argc == 2) return std::puts(lab::kCsvHeader) >= 0 ? 0 : 1;
   return usage();
 }

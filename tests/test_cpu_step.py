@@ -25,6 +25,26 @@ def test_every_variant_is_exact(step, rows, cols, threads, tmp_path):
         assert (int(row["rows"]), int(row["cols"]), int(row["threads"])) == (rows, cols, threads)
 
 
+@pytest.mark.parametrize("stores", ["on", "off"])
+@pytest.mark.parametrize("rows,cols", SHAPES + [(129, 1031), (1031, 129)], ids=lambda v: str(v))
+def test_streaming_and_plain_stores_are_both_exact(rows, cols, stores):
+    # Small matrices take plain stores on their own; "on" forces the streaming path, with its
+    # ragged heads and tails at every alignment.
+    done = run("CPU.omp", rows, cols, "--reps", 1, threads=3,
+               env_extra={"LAB_STREAMING_STORES": stores})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("verified") == 2
+    kind = "streaming" if stores == "on" else "plain"
+    assert f"omp copy, {kind} stores (ceiling)" in done.stdout
+
+
+def test_a_bad_streaming_setting_is_refused_before_any_work():
+    done = run("CPU.omp", 64, "--reps", 1, env_extra={"LAB_STREAMING_STORES": "sometimes"})
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: LAB_STREAMING_STORES=sometimes: use on, off or auto"
+    assert done.stdout == ""
+
+
 def test_csv_has_the_schema_header_once_and_one_row_per_measurement(tmp_path):
     from test_harness import probe
     csv_path = tmp_path / "results.csv"

@@ -49,3 +49,13 @@ def test_csv_header_matches_the_python_reader():
     from results_csv import COLUMNS
     done = probe("csv-header")
     assert done.stdout.strip().split(",") == list(COLUMNS)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_streaming_and_plain_copies_are_exact_at_every_alignment(threads):
+    # The CPU ceiling and the blocked transpose's copy-out: a short or misplaced write here
+    # would flatter the ceiling or corrupt the output.
+    done = subprocess.run([str(PROBE), "copies"], capture_output=True, text=True,
+                          env={"OMP_NUM_THREADS": str(threads)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == f"{2 * 2 * 16 * 71} copies exact"

@@ -1,0 +1,106 @@
+// Copies that write past the cache. A normal store to a line that is not in cache first reads
+// that line from memory (to merge the new bytes into it), so a plain copy of N bytes moves 3N
+// through the memory bus: N read, N read-for-ownership, N written. A streaming (non-temporal)
+// store fills whole lines in a write-combining buffer and sends them straight to memory: 2N.
+// That only pays when the data would not stay in cache anyway; below the last-level cache a
+// plain copy is faster. The CPU ceiling and CPU.omp's blocked transpose make the same choice
+// with the same rule, so the ceiling stays the best copy of the same bytes.
+#pragma once
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#if defined(__AVX__) || defined(__SSE__)
+#include <immintrin.h>
+#endif
+
+#include "config.hpp"
+#include "matrix.hpp"
+
+namespace lab {
+
+// Whether to use streaming stores for a pass that reads and writes `working_set_bytes`. The
+// environment variable LAB_STREAMING_STORES decides: "on", "off", or "auto" (the default): on
+// when the bytes do not fit the last-level cache, the rule glibc's memcpy uses too. Set it to
+// compare both kinds of store on the same matrix.
+inline bool use_streaming_stores(std::size_t working_set_bytes) {
+  const char* setting = std::getenv(kStreamingStoresVariable);
+  const std::string choice = setting == nullptr ? "auto" : setting;
+  if (choice == "on") return true;
+  if (choice == "off") return false;
+  if (choice != "auto") {
+    std::fprintf(stderr, "error: %s=%s: use on, off or auto\n", kStreamingStoresVariable,
+                 choice.c_str());
+    std::exit(kExitUsage);
+  }
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  const std::size_t cache_bytes = l3 > 0 ? static_cast<std::size_t>(l3) : kFallbackCacheBytes;
+#else
+  const std::size_t cache_bytes = kFallbackCacheBytes;
+#endif
+  return working_set_bytes > cache_bytes;
+}
+
+// dst[0..count) = src[0..count). With `streaming`, the part of dst that starts on a vector
+// boundary is written with streaming stores; the ragged ends, and everything without
+// `streaming`, with plain stores. Call stream_fence() before other threads read dst.
+inline void copy_floats(float* dst, const float* src, Index count, bool streaming) {
+#if defined(__AVX__) || defined(__SSE__)
+#if defined(__AVX__)
+  constexpr int kVector = 8;
+#else
+  constexpr int kVector = 4;
+#endif
+  if (streaming) {
+    // Plain stores up to the first vector boundary of dst, streaming ones from there on.
+    const auto first_vector = reinterpret_cast<std::uintptr_t>(dst) / sizeof(float) % kVector;
+    const Index head = std::min<Index>(count, (kVector - first_vector) % kVector);
+    std::copy(src, src + head, dst);
+    Index i = head;
+    for (; i + kVector <= count; i += kVector) {
+#if defined(__AVX__)
+      _mm256_stream_ps(dst + i, _mm256_loadu_ps(src + i));
+#else
+      _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
+#endif
+    }
+    std::copy(src + i, src + count, dst + i);
+    return;
+  }
+#else
+  (void)streaming;  // no streaming stores on this target: a plain copy, only slower
+#endif
+  std::copy(src, src + count, dst);
+}
+
+// Streaming stores are weakly ordered: make them visible before another thread reads the data.
+inline void stream_fence() {
+#if defined(__SSE__)
+  _mm_sfence();
+#endif
+}
+
+// The CPU ceiling: the same bytes read and written once, in order, each OpenMP thread a
+// contiguous share that starts on a 64-byte line, so no line is written by two threads.
+inline void parallel_copy(const float* in, float* out, Index count, bool streaming) {
+#pragma omp parallel
+  {
+    constexpr Index kLineFloats = 16;
+    const Index lines = (count + kLineFloats - 1) / kLineFloats;
+    const Index threads = omp_get_num_threads(), thread = omp_get_thread_num();
+    const Index begin = std::min(count, lines * thread / threads * kLineFloats);
+    const Index end = std::min(count, lines * (thread + 1) / threads * kLineFloats);
+    copy_floats(out + begin, in + begin, end - begin, streaming);
+    stream_fence();
+  }
+}
+
+}  // namespace lab
