@@ -34,6 +34,9 @@ void warm_up(Run&& run) {
 
 // Times several pieces of work in turn (a, b, c, a, b, c, ...) after a common warm-up, so they
 // all see the same clocks and memory state and a drift cannot favour one; one median each.
+// Each timed run follows an untimed run of the same piece: a piece must not inherit another's
+// cache state. (The naive transpose leaves hundreds of MB of modified lines in a large L3; the
+// piece after it would pay to write them back.)
 inline std::vector<double> median_cpu_ms_alternating(
     const std::vector<std::function<void()>>& pieces, int reps) {
   warm_up([&] {
@@ -42,6 +45,7 @@ inline std::vector<double> median_cpu_ms_alternating(
   std::vector<std::vector<double>> times_ms(pieces.size());
   for (int i = 0; i < reps; ++i) {
     for (std::size_t p = 0; p < pieces.size(); ++p) {
+      pieces[p]();
       const auto start = std::chrono::steady_clock::now();
       pieces[p]();
       times_ms[p].push_back(elapsed_ms(start));
