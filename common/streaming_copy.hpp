@@ -17,7 +17,7 @@
 #include <cstdlib>
 #include <string>
 
-#if defined(__AVX__) || defined(__SSE__)
+#if defined(__SSE__)
 #include <immintrin.h>
 #endif
 
@@ -49,37 +49,24 @@ inline bool use_streaming_stores(std::size_t working_set_bytes) {
   return working_set_bytes > cache_bytes;
 }
 
-// dst[0..count) = src[0..count). With `streaming`, the part of dst that starts on a vector
-// boundary is written with streaming stores; the ragged ends, and everything without
-// `streaming`, with plain stores. Call stream_fence() before other threads read dst.
-inline void copy_floats(float* dst, const float* src, Index count, bool streaming) {
-#if defined(__AVX__) || defined(__SSE__)
+// One vector of floats stored past the cache; dst must be aligned to the vector. Without SSE
+// (ARM, ...) a plain store of one float: the copies stay correct, only slower.
 #if defined(__AVX__)
-  constexpr int kVector = 8;
-#else
-  constexpr int kVector = 4;
-#endif
-  if (streaming) {
-    // Plain stores up to the first vector boundary of dst, streaming ones from there on.
-    const auto first_vector = reinterpret_cast<std::uintptr_t>(dst) / sizeof(float) % kVector;
-    const Index head = std::min<Index>(count, (kVector - first_vector) % kVector);
-    std::copy(src, src + head, dst);
-    Index i = head;
-    for (; i + kVector <= count; i += kVector) {
-#if defined(__AVX__)
-      _mm256_stream_ps(dst + i, _mm256_loadu_ps(src + i));
-#else
-      _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
-#endif
-    }
-    std::copy(src + i, src + count, dst + i);
-    return;
-  }
-#else
-  (void)streaming;  // no streaming stores on this target: a plain copy, only slower
-#endif
-  std::copy(src, src + count, dst);
+constexpr int kStreamFloats = 8;
+inline void stream_vector(float* dst, const float* src) {
+  _mm256_stream_ps(dst, _mm256_loadu_ps(src));
 }
+#elif defined(__SSE__)
+constexpr int kStreamFloats = 4;
+inline void stream_vector(float* dst, const float* src) {
+  _mm_stream_ps(dst, _mm_loadu_ps(src));
+}
+#else
+constexpr int kStreamFloats = 1;
+inline void stream_vector(float* dst, const float* src) {
+  *dst = *src;
+}
+#endif
 
 // Streaming stores are weakly ordered: make them visible before another thread reads the data.
 inline void stream_fence() {
@@ -88,12 +75,28 @@ inline void stream_fence() {
 #endif
 }
 
+// dst[0..count) = src[0..count). With `streaming`, the part of dst that starts on a vector
+// boundary is written with streaming stores; the ragged ends, and everything without
+// `streaming`, with plain stores. Call stream_fence() before other threads read dst.
+inline void copy_floats(float* dst, const float* src, Index count, bool streaming) {
+  if (!streaming) {
+    std::copy(src, src + count, dst);
+    return;
+  }
+  const auto first_vector = reinterpret_cast<std::uintptr_t>(dst) / sizeof(float) % kStreamFloats;
+  const Index head = std::min<Index>(count, (kStreamFloats - first_vector) % kStreamFloats);
+  std::copy(src, src + head, dst);
+  Index i = head;
+  for (; i + kStreamFloats <= count; i += kStreamFloats) stream_vector(dst + i, src + i);
+  std::copy(src + i, src + count, dst + i);
+}
+
 // The CPU ceiling: the same bytes read and written once, in order, each OpenMP thread a
 // contiguous share that starts on a 64-byte line, so no line is written by two threads.
 inline void parallel_copy(const float* in, float* out, Index count, bool streaming) {
 #pragma omp parallel
   {
-    constexpr Index kLineFloats = 16;
+    constexpr Index kLineFloats = 16;  // floats in one 64-byte cache line
     const Index lines = (count + kLineFloats - 1) / kLineFloats;
     const Index threads = omp_get_num_threads(), thread = omp_get_thread_num();
     const Index begin = std::min(count, lines * thread / threads * kLineFloats);

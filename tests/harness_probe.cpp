@@ -96,11 +96,10 @@ int copies() {
             lab::copy_floats(dst, src, count, streaming);
           lab::stream_fence();
           const lab::Verification check = lab::verify_transpose(dst, src, 1, count);
-          float before, after;
-          lab::poison(&before, 1);
-          after = before;
-          const bool guards_intact = std::memcmp(dst - 1, &before, sizeof before) == 0 &&
-                                     std::memcmp(dst + count, &after, sizeof after) == 0;
+          float poisoned;
+          lab::poison(&poisoned, 1);
+          const bool guards_intact = std::memcmp(dst - 1, &poisoned, sizeof poisoned) == 0 &&
+                                     std::memcmp(dst + count, &poisoned, sizeof poisoned) == 0;
           if (!check.ok() || !guards_intact) {
             std::printf("%s%s copy of %d floats at offset %d: %s\n",
                         streaming ? "streaming" : "plain", parallel ? " parallel" : "", count,
