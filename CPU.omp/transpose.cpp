@@ -2,31 +2,25 @@
 // naive:   one `omp parallel for` over input rows. Reads walk a row (contiguous), writes walk an
 //          output column: every element lands on another cache line and, every 1024 floats
 //          apart, another 4 KiB page.
-// blocked: each thread takes tiles of 128 input rows x 512 input columns and moves each one
-//          through a private buffer in two passes, so that every cache line is moved whole and
-//          every access to memory is part of a long run:
-//          1. in:  8 rows x 8 floats at a time are loaded as vectors, transposed in registers
-//                  with shuffles, and stored into the buffer. The next 8x8 block takes the other
-//                  half of the same eight 64-byte lines, so each line fetched is used entirely
-//                  while it is still in L1; each input row is read as one 2 KiB run, which the
-//                  hardware prefetcher streams.
-//          2. out: the buffer now holds the tile's 512 output rows, 128 floats (512 B, eight whole
-//                  lines) each. They are copied out with streaming stores when the matrix is
-//                  larger than the last-level cache (common/streaming_copy.hpp): a plain store
-//                  would first read each output line from memory, only to overwrite all of it,
-//                  so plain stores move 3 bytes through the memory bus for every 2 a transpose
-//                  needs. The ceiling copy streams too, so the comparison stays fair;
-//                  LAB_STREAMING_STORES=off runs both with plain stores.
-//          Why not a small square tile kept in L1? Rows 8192 floats long lie 32 KiB apart, and
-//          addresses a power of two >= 4 KiB apart fall in the same L1 set (8 ways): the 64
-//          input lines of a 64x64 tile fight for 8 places, and so do its 64 output lines. Here
-//          only 8 lines of one set are live on the input side (8-row blocks), the buffer is
-//          contiguous (no aliasing), and each output line is written whole at once. The buffer
-//          (256 KiB) lives in L2. A tile touches 128 input rows and 512 output rows: with the
-//          2 MiB huge pages the harness asks for, a handful of TLB entries.
+// blocked: each thread takes bands of 32 input rows and walks along them, one vector width
+//          (16 floats with AVX-512, 8 with AVX) of columns at a time:
+//          - it loads the 32 rows' pieces of those columns as vectors, transposes them in
+//            registers with shuffles, and holds 16 (or 8) output rows of 32 floats: 128 bytes,
+//            two whole cache lines each;
+//          - it writes each of those lines whole, with streaming stores when the matrix is
+//            larger than the last-level cache (common/streaming_copy.hpp). A plain store would
+//            first read the line from memory only to overwrite all of it: 3 bytes over the
+//            memory bus for every 2 a transpose needs. The ceiling copy streams too, so the
+//            comparison stays fair; LAB_STREAMING_STORES=off runs both with plain stores.
+//          Every line is read whole and written whole, once; each input row is one long run the
+//          hardware prefetcher follows (32 runs at a time), and reads and writes overlap in every
+//          step: no buffer, no second pass. Why 32 rows and not more? Each row is one more
+//          stream for the prefetcher to follow, and 32 rows 32 KiB apart already fall into one
+//          L1 set; why not 16? Then each output row gets one line at a time, scattered 32 KiB
+//          apart, and memory writes single lines less efficiently than pairs.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
-#include <memory>
 #include <utility>
 
 #include "../common/cpu_step.hpp"
@@ -36,14 +30,17 @@ using lab::Index;
 
 namespace {
 
-constexpr int kTileRows = 128;  // input rows per tile: each output row gets a 512 B run
-constexpr int kTileCols = 512;  // input columns per tile: each input row gives a 2 KiB run
-constexpr int kBlock = 8;       // rows x floats transposed in registers at a time
-#if defined(__AVX__)
-constexpr int kLanes = 8;  // floats per vector register: 256-bit AVX
+constexpr int kBandRows = 32;     // input rows moved together: 128 B, two lines, per output row
+constexpr int kChunkCols = 1024;  // input columns per piece of work: 4 KiB runs of each input row
+#if defined(__AVX512F__)
+constexpr int kLanes = 16;  // floats per vector register: 512-bit AVX-512, one cache line
+#elif defined(__AVX__)
+constexpr int kLanes = 8;  // 256-bit AVX
 #else
-constexpr int kLanes = 4;  // 128-bit SSE, NEON, ...: an 8x8 block is four 4x4 blocks
+constexpr int kLanes = 4;  // 128-bit SSE, NEON, ...
 #endif
+constexpr int kBlocksPerBand = kBandRows / kLanes;  // kLanes x kLanes blocks stacked in a band
+static_assert(kBandRows % kLanes == 0 && kLanes % lab::kStreamFloats == 0);
 
 void transpose_naive(const float* in, float* out, Index rows, Index cols) {
 #pragma omp parallel for schedule(static)
@@ -75,87 +72,103 @@ inline void swap_sub_blocks(Row& a, Row& b, std::integer_sequence<int, J...>) {
 template <int S>
 inline void swap_round(Row (&v)[kLanes]) {
   if constexpr (S < kLanes) {
+#pragma GCC unroll 16
     for (int i = 0; i < kLanes; ++i)
       if (!(i & S)) swap_sub_blocks<S>(v[i], v[i + S], std::make_integer_sequence<int, kLanes>{});
   }
 }
 
-// A kLanes x kLanes block in registers: in[i * in_stride + j] -> out[j * out_stride + i].
-// Swapping the 1x1, then 2x2, then (with 8 lanes) 4x4 off-diagonal sub-blocks transposes it:
-// one vector load and one vector store per row and a few shuffles, where the plain loop moves
-// every float on its own (on AVX: 8 loads, 24 to 32 shuffles, 8 stores for 64 floats).
-inline void transpose_lanes(const float* __restrict__ in, Index in_stride, float* __restrict__ out,
-                            Index out_stride) {
-  Row v[kLanes];
-#pragma GCC unroll 8
-  for (int i = 0; i < kLanes; ++i) std::memcpy(&v[i], in + i * in_stride, sizeof(Row));
+// A kLanes x kLanes block in registers, transposed in place: swapping the 1x1, then 2x2, 4x4
+// and 8x8 off-diagonal sub-blocks. One vector load and one vector store per row and a few
+// shuffles, where the plain loop moves every float on its own.
+inline void transpose_lanes(Row (&v)[kLanes]) {
   swap_round<1>(v);
   swap_round<2>(v);
   swap_round<4>(v);
-#pragma GCC unroll 8
-  for (int i = 0; i < kLanes; ++i) std::memcpy(out + i * out_stride, &v[i], sizeof(Row));
+  swap_round<8>(v);
 }
 #else
-inline void transpose_lanes(const float* __restrict__ in, Index in_stride, float* __restrict__ out,
-                            Index out_stride) {
+struct Row {
+  float at[kLanes];
+};
+inline void transpose_lanes(Row (&v)[kLanes]) {
   for (int i = 0; i < kLanes; ++i)
-    for (int j = 0; j < kLanes; ++j) out[j * out_stride + i] = in[i * in_stride + j];
+    for (int j = 0; j < i; ++j) std::swap(v[i].at[j], v[j].at[i]);
 }
 #endif
 
-// An 8x8 block: eight rows of 32 bytes in, eight rows of 32 bytes out.
-inline void transpose_block(const float* in, Index in_stride, float* out, Index out_stride) {
-  for (int i = 0; i < kBlock; i += kLanes)
-    for (int j = 0; j < kBlock; j += kLanes)
-      transpose_lanes(in + i * in_stride + j, in_stride, out + j * out_stride + i, out_stride);
+// One vector of an output row. Streaming needs dst aligned to the vector.
+template <bool kStreaming>
+inline void store_row(float* dst, const Row& v) {
+  if constexpr (kStreaming) {
+    for (int k = 0; k < kLanes; k += lab::kStreamFloats)
+      lab::stream_vector(dst + k, reinterpret_cast<const float*>(&v) + k);
+  } else {
+    std::memcpy(dst, &v, sizeof v);
+  }
 }
 
-// One tile: input rows r0.. and columns c0.., clipped at the matrix edge.
+// kBandRows input rows x kLanes columns (in, row stride cols) -> kLanes output rows x kBandRows
+// (out, row stride rows): every output row is written as whole lines, one after the other.
+template <bool kStreaming>
+inline void transpose_band_block(const float* in, Index cols, float* out, Index rows) {
+  Row block[kBlocksPerBand][kLanes];
+#pragma GCC unroll 8
+  for (int b = 0; b < kBlocksPerBand; ++b) {
+#pragma GCC unroll 16
+    for (int i = 0; i < kLanes; ++i)
+      std::memcpy(&block[b][i], in + (b * kLanes + i) * cols, sizeof(Row));
+    transpose_lanes(block[b]);
+  }
+#pragma GCC unroll 16
+  for (int j = 0; j < kLanes; ++j)
+#pragma GCC unroll 8
+    for (int b = 0; b < kBlocksPerBand; ++b)
+      store_row<kStreaming>(out + j * rows + b * kLanes, block[b][j]);
+}
+
+// One piece of work: input rows r0.. and columns c0.., clipped at the matrix edge.
 struct Tile {
   Index r0, c0;
   int r_count, c_count;
 };
 
-// Pass 1: buffer[c][r] = in[r0 + r][c0 + c], whole 8x8 blocks in registers, row band by row
-// band; ragged edges one by one.
-void load_tile(const float* in, Index cols, const Tile& tile,
-               float (&buffer)[kTileCols][kTileRows]) {
+template <bool kStreaming>
+void transpose_tile(const float* in, float* out, Index rows, Index cols, const Tile& tile) {
   const float* tile_in = in + tile.r0 * cols + tile.c0;
-  const int r_blocks = tile.r_count / kBlock * kBlock, c_blocks = tile.c_count / kBlock * kBlock;
-  for (int r = 0; r < r_blocks; r += kBlock) {
-    for (int c = 0; c < c_blocks; c += kBlock)
-      transpose_block(tile_in + r * cols + c, cols, &buffer[c][r], kTileRows);
-    for (int c = c_blocks; c < tile.c_count; ++c)
-      for (int i = r; i < r + kBlock; ++i) buffer[c][i] = tile_in[i * cols + c];
-  }
-  for (int r = r_blocks; r < tile.r_count; ++r)
-    for (int c = 0; c < tile.c_count; ++c) buffer[c][r] = tile_in[r * cols + c];
+  float* tile_out = out + tile.c0 * rows + tile.r0;
+  int c = 0;
+  if (tile.r_count == kBandRows)
+    for (; c + kLanes <= tile.c_count; c += kLanes)
+      transpose_band_block<kStreaming>(tile_in + c, cols, tile_out + c * rows, rows);
+  // What is left, one by one: columns past the last whole vector, or the band cut short by the
+  // bottom edge.
+  for (int r = 0; r < tile.r_count; ++r)
+    for (int rest = c; rest < tile.c_count; ++rest)
+      tile_out[rest * rows + r] = tile_in[r * cols + rest];
 }
 
-struct alignas(64) TileBuffer {  // 64: each buffer row starts a cache line
-  float at[kTileCols][kTileRows];
-};
-
 void transpose_blocked(const float* in, float* out, Index rows, Index cols) {
-  const Index tile_rows = (rows + kTileRows - 1) / kTileRows;
-  const Index tile_cols = (cols + kTileCols - 1) / kTileCols;
-  const bool streaming = lab::use_streaming_stores(2 * lab::matrix_bytes(rows, cols));
+  const Index bands = (rows + kBandRows - 1) / kBandRows;
+  const Index chunks = (cols + kChunkCols - 1) / kChunkCols;
+  // Streaming stores need every output row's vectors aligned: the output 64-byte aligned (the
+  // harness allocates it so) and rows a multiple of the vector. Otherwise plain stores.
+  const bool aligned =
+      rows % kLanes == 0 && reinterpret_cast<std::uintptr_t>(out) % (kLanes * sizeof(float)) == 0;
+  const bool streaming = aligned && lab::use_streaming_stores(2 * lab::matrix_bytes(rows, cols));
 #pragma omp parallel
   {
-    // One per thread, reused; on the heap, since 256 KiB is more than some thread stacks.
-    const auto buffer = std::make_unique<TileBuffer>();
-    // Static and row-major: each thread gets a band of input rows and walks it left to right.
+    // Static and row-major: each thread gets a run of bands and walks each one left to right.
 #pragma omp for collapse(2) schedule(static)
-    for (Index tr = 0; tr < tile_rows; ++tr) {
-      for (Index tc = 0; tc < tile_cols; ++tc) {
-        const Tile tile{tr * kTileRows, tc * kTileCols,
-                        static_cast<int>(std::min<Index>(kTileRows, rows - tr * kTileRows)),
-                        static_cast<int>(std::min<Index>(kTileCols, cols - tc * kTileCols))};
-        load_tile(in, cols, tile, buffer->at);
-        // Pass 2: one contiguous run per output row, streamed past the cache.
-        float* tile_out = out + tile.c0 * rows + tile.r0;
-        for (int c = 0; c < tile.c_count; ++c)
-          lab::copy_floats(tile_out + c * rows, buffer->at[c], tile.r_count, streaming);
+    for (Index band = 0; band < bands; ++band) {
+      for (Index chunk = 0; chunk < chunks; ++chunk) {
+        const Tile tile{band * kBandRows, chunk * kChunkCols,
+                        static_cast<int>(std::min<Index>(kBandRows, rows - band * kBandRows)),
+                        static_cast<int>(std::min<Index>(kChunkCols, cols - chunk * kChunkCols))};
+        if (streaming)
+          transpose_tile<true>(in, out, rows, cols, tile);
+        else
+          transpose_tile<false>(in, out, rows, cols, tile);
       }
     }
     lab::stream_fence();
@@ -167,6 +180,6 @@ void transpose_blocked(const float* in, float* out, Index rows, Index cols) {
 const char* const kStepSummary = "OpenMP on the CPU: naive row loop vs cache-blocked tiles";
 const lab::CpuVariant kCpuVariants[] = {
     {"naive", "omp parallel for over rows", transpose_naive},
-    {"blocked", "omp tiles 128x512, 8x8 SIMD, streaming", transpose_blocked},
+    {"blocked", "omp bands of 32 rows, SIMD, streaming", transpose_blocked},
 };
 const int kCpuVariantCount = sizeof kCpuVariants / sizeof kCpuVariants[0];

@@ -50,8 +50,14 @@ inline bool use_streaming_stores(std::size_t working_set_bytes) {
 }
 
 // One vector of floats stored past the cache; dst must be aligned to the vector. Without SSE
-// (ARM, ...) a plain store of one float: the copies stay correct, only slower.
-#if defined(__AVX__)
+// (ARM, ...) a plain store of one float: the copies stay correct, only slower. A 64-byte AVX-512
+// vector is one whole cache line, the unit a streaming store is cheapest in.
+#if defined(__AVX512F__)
+constexpr int kStreamFloats = 16;
+inline void stream_vector(float* dst, const float* src) {
+  _mm512_stream_ps(dst, _mm512_loadu_ps(src));
+}
+#elif defined(__AVX__)
 constexpr int kStreamFloats = 8;
 inline void stream_vector(float* dst, const float* src) {
   _mm256_stream_ps(dst, _mm256_loadu_ps(src));

@@ -25,8 +25,15 @@ def test_every_variant_is_exact(step, rows, cols, threads, tmp_path):
         assert (int(row["rows"]), int(row["cols"]), int(row["threads"])) == (rows, cols, threads)
 
 
+# Rows a multiple of 16 take the blocked variant's whole-vector path (streamed where streaming is
+# on): one band, several bands, a band cut short at the bottom, ragged columns, columns past one
+# piece of work (1024).
+ALIGNED_SHAPES = [(32, 16), (48, 1031), (64, 80), (1040, 1000), (2080, 2056)]
+
+
 @pytest.mark.parametrize("stores", ["on", "off"])
-@pytest.mark.parametrize("rows,cols", SHAPES + [(129, 1031), (1031, 129)], ids=lambda v: str(v))
+@pytest.mark.parametrize("rows,cols", SHAPES + ALIGNED_SHAPES + [(129, 1031), (1031, 129)],
+                         ids=lambda v: str(v))
 def test_streaming_and_plain_stores_are_both_exact(rows, cols, stores):
     # Small matrices take plain stores on their own; "on" forces the streaming path, with its
     # ragged heads and tails at every alignment.
