@@ -16,10 +16,9 @@
 //          hardware prefetcher follows (32 runs at a time), and reads and writes overlap in every
 //          step: no buffer, no second pass. Bands are dealt to the threads round robin, so the
 //          threads running at the same time fill neighbouring pieces of the same output rows.
-//          Why 32 rows and not more? Each row is one more
-//          stream for the prefetcher to follow, and 32 rows 32 KiB apart already fall into one
-//          L1 set; why not 16? Then each output row gets one line at a time, scattered 32 KiB
-//          apart, and memory writes single lines less efficiently than pairs.
+//          Why 32 rows and not more? Each row is one more stream for the prefetcher to follow,
+//          and 32 rows 32 KiB apart already fall into one L1 set. Why not 16? Then each output
+//          row gets one line at a time, and memory writes single lines less well than pairs.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
