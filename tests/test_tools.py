@@ -95,3 +95,20 @@ def test_make_diff_shows_only_the_lesson_of_v4():
 def test_make_diff_rejects_an_unknown_step():
     done = make("diff", "STEP=CUDA.v99")
     assert done.returncode != 0 and "usage: make diff STEP=X" in done.stderr
+
+
+def test_a_step_readme_table_shows_every_variant_of_the_step_and_the_row_before(tmp_path):
+    (tmp_path / "run_all.csv").write_text((FIXTURES / "run_all.csv").read_text())
+    (tmp_path / "README.md").write_text("no tables here\n")
+    for step in ("CPU.omp", "CUDA.v2"):
+        (tmp_path / step).mkdir()
+        (tmp_path / step / "README.md").write_text("<!-- table:step-run -->\n<!-- end:step-run -->\n")
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "readme_tables.py"), "--results",
+                           str(tmp_path), "--readme", str(tmp_path / "README.md"), "--steps",
+                           "CPU.omp", "CUDA.v2"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    cpu = (tmp_path / "CPU.omp" / "README.md").read_text()
+    assert "| CPU.omp naive |" in cpu and "| CPU.omp blocked |" in cpu and "CUDA" not in cpu
+    v2 = [line.split("|")[1].strip() for line in
+          (tmp_path / "CUDA.v2" / "README.md").read_text().splitlines() if line.startswith("| ") and "---" not in line]
+    assert v2 == ["step", "CUDA.v1", "CUDA.v2"]

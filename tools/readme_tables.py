@@ -48,10 +48,12 @@ def profile(results):
 
 
 def step_run(results, step):
-    """The step's own row of the run-all table, with the row before it for comparison."""
+    """The step's own rows of the run-all table (every variant), with the row before them."""
     caption, (header, lines) = progression(results)
-    index = next(i for i, line in enumerate(lines) if line[0].split()[0] == step)
-    return caption, (header, lines[max(0, index - 1):index + 1])
+    own = [i for i, line in enumerate(lines) if line[0].split()[0] == step]
+    if not own:
+        raise StopIteration
+    return caption, (header, lines[max(0, own[0] - 1):own[-1] + 1])
 
 
 def step_profile(results, step):
