@@ -1,5 +1,6 @@
 #include "report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -103,13 +104,19 @@ std::string matrix_line(std::int64_t rows, std::int64_t cols, int reps, const ch
 }
 
 void print_table(const std::vector<TableRow>& rows) {
-  std::printf("  %-9s %-38s %11s %10s %10s %10s  %s\n", "what", "launch", "median ms", "GB/s",
-              "% of copy", "e2e ms", "check");
+  // Columns as wide as their longest entry, so a long launch text does not push the rest.
+  int name_width = 9, launch_width = 38;
+  for (const TableRow& row : rows) {
+    name_width = std::max(name_width, static_cast<int>(row.name.size()));
+    launch_width = std::max(launch_width, static_cast<int>(row.launch.size()));
+  }
+  std::printf("  %-*s %-*s %11s %10s %10s %10s  %s\n", name_width, "what", launch_width, "launch",
+              "median ms", "GB/s", "% of copy", "e2e ms", "check");
   for (const TableRow& row : rows) {
     const std::string e2e = row.e2e_ms < 0 ? "-" : number(row.e2e_ms, "%.3f");
-    std::printf("  %-9s %-38s %11.4f %10.1f %9.1f%% %10s  %s\n", row.name.c_str(),
-                row.launch.c_str(), row.median_ms, row.gbps, row.pct_of_ceiling, e2e.c_str(),
-                row.check.c_str());
+    std::printf("  %-*s %-*s %11.4f %10.1f %9.1f%% %10s  %s\n", name_width, row.name.c_str(),
+                launch_width, row.launch.c_str(), row.median_ms, row.gbps, row.pct_of_ceiling,
+                e2e.c_str(), row.check.c_str());
   }
   std::fflush(stdout);
 }
