@@ -21,7 +21,12 @@ def test_gpu_step_is_exact(step, rows, cols, needs_gpu, tmp_path):
     with open(csv_path) as f:
         (row,) = list(csv.DictReader(f))
     assert row["verified"] == "yes" and (int(row["rows"]), int(row["cols"])) == (rows, cols)
-    assert float(row["e2e_ms"]) >= float(row["median_ms"]) > 0
+    kernel_ms, e2e_ms = float(row["median_ms"]), float(row["e2e_ms"])
+    assert kernel_ms > 0 and e2e_ms > 0
+    # The copies to and from the host dwarf the kernel once the matrix is large; on a tiny one
+    # both times are mostly launch latency, and either median can come out the larger.
+    if rows * cols >= 1 << 24:
+        assert e2e_ms >= kernel_ms
 
 
 @pytest.mark.parametrize("step", CUDA_STEPS)
