@@ -27,7 +27,7 @@ def test_every_variant_is_exact(step, rows, cols, threads, tmp_path):
 
 # Rows a multiple of 16 take the blocked variant's whole-vector path (streamed where streaming is
 # on): one band, several bands, a band cut short at the bottom, ragged columns, columns past one
-# piece of work (1024).
+# piece of work (2048).
 ALIGNED_SHAPES = [(32, 16), (48, 1031), (64, 80), (1040, 1000), (2080, 2056)]
 
 

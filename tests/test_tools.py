@@ -102,13 +102,15 @@ def test_a_step_readme_table_shows_every_variant_of_the_step_and_the_row_before(
     (tmp_path / "README.md").write_text("no tables here\n")
     for step in ("CPU.omp", "CUDA.v2"):
         (tmp_path / step).mkdir()
-        (tmp_path / step / "README.md").write_text("<!-- table:step-run -->\n<!-- end:step-run -->\n")
+        empty_table = "<!-- table:step-run -->\n<!-- end:step-run -->\n"
+        (tmp_path / step / "README.md").write_text(empty_table)
     done = subprocess.run([sys.executable, str(ROOT / "tools" / "readme_tables.py"), "--results",
                            str(tmp_path), "--readme", str(tmp_path / "README.md"), "--steps",
                            "CPU.omp", "CUDA.v2"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     cpu = (tmp_path / "CPU.omp" / "README.md").read_text()
     assert "| CPU.omp naive |" in cpu and "| CPU.omp blocked |" in cpu and "CUDA" not in cpu
-    v2 = [line.split("|")[1].strip() for line in
-          (tmp_path / "CUDA.v2" / "README.md").read_text().splitlines() if line.startswith("| ") and "---" not in line]
+    v2_lines = (tmp_path / "CUDA.v2" / "README.md").read_text().splitlines()
+    v2 = [line.split("|")[1].strip() for line in v2_lines
+          if line.startswith("| ") and "---" not in line]
     assert v2 == ["step", "CUDA.v1", "CUDA.v2"]

@@ -47,20 +47,29 @@ def profile(results):
     return f"Nsight Compute, one launch each, {size} fp32 on {device}.", profile_table(rows)
 
 
+class MissingRow(LookupError):
+    """The CSV has no row for the step a table asks for."""
+
+
+def own_rows_and_the_one_before(lines, is_own):
+    """The consecutive rows for which is_own holds, with the row before them for comparison."""
+    own = [i for i, line in enumerate(lines) if is_own(line)]
+    if not own:
+        raise MissingRow
+    return lines[max(0, own[0] - 1):own[-1] + 1]
+
+
 def step_run(results, step):
     """The step's own rows of the run-all table (every variant), with the row before them."""
     caption, (header, lines) = progression(results)
-    own = [i for i, line in enumerate(lines) if line[0].split()[0] == step]
-    if not own:
-        raise StopIteration
-    return caption, (header, lines[max(0, own[0] - 1):own[-1] + 1])
+    rows = own_rows_and_the_one_before(lines, lambda line: line[0].split()[0] == step)
+    return caption, (header, rows)
 
 
 def step_profile(results, step):
     """The step's own profile row, with the row before it for comparison."""
     caption, (header, lines) = profile(results)
-    index = next(i for i, line in enumerate(lines) if line[0] == step)
-    return caption, (header, lines[max(0, index - 1):index + 1])
+    return caption, (header, own_rows_and_the_one_before(lines, lambda line: line[0] == step))
 
 
 TABLES = {"progression": (progression, "run_all.csv"), "bench": (bench, "bench.csv"),
@@ -82,7 +91,7 @@ def fill(path, tables, results, *build_args):
             caption, (header, lines) = build(results, *build_args)
         except ResultsError as error:
             sys.exit(f"error: {error}")
-        except StopIteration:
+        except MissingRow:
             print(f"{path}: table {name}: skipped: no row for it in {results / csv_name}")
             continue
         body = f"{caption}\n\n{format_markdown(header, lines)}\n\n"
