@@ -46,7 +46,8 @@ constexpr int kLanes = 4;  // 128-bit SSE, NEON, ...
 constexpr int kBlocksPerBand = kBandRows / kLanes;  // kLanes x kLanes blocks stacked in a band
 static_assert(kBandRows % kLanes == 0 && kLanes % lab::kStreamFloats == 0);
 
-void transpose_naive(const float* in, float* out, Index rows, Index cols) {
+template <class T>
+void transpose_naive(const T* in, T* out, Index rows, Index cols) {
 #pragma omp parallel for schedule(static)
   for (Index r = 0; r < rows; ++r)
     for (Index c = 0; c < cols; ++c) out[c * rows + r] = in[r * cols + c];
@@ -173,14 +174,32 @@ void transpose_tile(const float* in, float* out, Index rows, Index cols, const T
       tile_out[rest * rows + r] = tile_in[r * cols + rest];
 }
 
-void transpose_blocked(const float* in, float* out, Index rows, Index cols) {
+// Elements of other sizes than a float: the same bands, round robin, chunk by chunk, moved one
+// element at a time (each output row still gets 32 neighbouring elements in a row).
+template <class T>
+void transpose_bands_scalar(const T* in, T* out, Index rows, Index cols) {
+  const Index bands = (rows + kBandRows - 1) / kBandRows;
+  const Index chunks = (cols + kChunkCols - 1) / kChunkCols;
+#pragma omp parallel for collapse(2) schedule(static, 1)
+  for (Index chunk = 0; chunk < chunks; ++chunk) {
+    for (Index band = 0; band < bands; ++band) {
+      const Index r_end = std::min(rows, (band + 1) * kBandRows);
+      const Index c_end = std::min(cols, (chunk + 1) * kChunkCols);
+      for (Index c = chunk * kChunkCols; c < c_end; ++c)
+        for (Index r = band * kBandRows; r < r_end; ++r) out[c * rows + r] = in[r * cols + c];
+    }
+  }
+}
+
+void transpose_bands_simd(const float* in, float* out, Index rows, Index cols) {
   const Index bands = (rows + kBandRows - 1) / kBandRows;
   const Index chunks = (cols + kChunkCols - 1) / kChunkCols;
   // Streaming stores need every output row's vectors aligned: the output 64-byte aligned (the
   // harness allocates it so) and rows a multiple of the vector. Otherwise plain stores.
   const bool aligned =
       rows % kLanes == 0 && reinterpret_cast<std::uintptr_t>(out) % (kLanes * sizeof(float)) == 0;
-  const bool streaming = aligned && lab::use_streaming_stores(2 * lab::matrix_bytes(rows, cols));
+  const bool streaming =
+      aligned && lab::use_streaming_stores(2 * lab::matrix_bytes(rows, cols, sizeof(float)));
 #pragma omp parallel
   {
     // Round robin, chunk by chunk: band b goes to thread b % threads, so the threads working at
@@ -204,9 +223,19 @@ void transpose_blocked(const float* in, float* out, Index rows, Index cols) {
 
 }  // namespace
 
+template <class T>
+void transpose_blocked(const T* in, T* out, Index rows, Index cols) {
+  if constexpr (sizeof(T) == sizeof(float))  // a transpose moves bits: any 4-byte type is floats
+    transpose_bands_simd(reinterpret_cast<const float*>(in), reinterpret_cast<float*>(out), rows,
+                         cols);
+  else
+    transpose_bands_scalar(in, out, rows, cols);
+}
+
 const char* const kStepSummary = "OpenMP on the CPU: naive row loop vs cache-blocked tiles";
 const lab::CpuVariant kCpuVariants[] = {
-    {"naive", "omp parallel for over rows", transpose_naive},
-    {"blocked", "omp bands of 32 rows, SIMD, prefetch, streaming", transpose_blocked},
+    LAB_CPU_VARIANT("naive", "omp parallel for over rows", transpose_naive),
+    LAB_CPU_VARIANT("blocked", "omp bands of 32 rows, SIMD, prefetch, streaming (4-byte types)",
+                    transpose_blocked),
 };
 const int kCpuVariantCount = sizeof kCpuVariants / sizeof kCpuVariants[0];

@@ -7,7 +7,8 @@
 
 constexpr int kThreadsPerBlock = 256;
 
-__global__ void transpose_kernel(const float* in, float* out, int rows, int cols) {
+template <class T>
+__global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;  // this thread's input column
   if (c >= cols) return;
   // Neighbouring threads read neighbouring input columns (coalesced); each thread writes its own
@@ -16,7 +17,8 @@ __global__ void transpose_kernel(const float* in, float* out, int rows, int cols
     out[static_cast<size_t>(c) * rows + r] = in[static_cast<size_t>(r) * cols + c];
 }
 
-LaunchShape launch_transpose(const float* in, float* out, int rows, int cols, cudaStream_t stream) {
+template <class T>
+LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   const dim3 block(kThreadsPerBlock);
   const dim3 grid((cols + kThreadsPerBlock - 1) / kThreadsPerBlock);
   transpose_kernel<<<grid, block, 0, stream>>>(in, out, rows, cols);

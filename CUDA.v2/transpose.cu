@@ -7,14 +7,16 @@
 
 constexpr int TILE_DIM = 32;
 
-__global__ void transpose_kernel(const float* in, float* out, int rows, int cols) {
+template <class T>
+__global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
   const int c = blockIdx.x * TILE_DIM + threadIdx.x;
   const int r = blockIdx.y * TILE_DIM + threadIdx.y;
   if (r < rows && c < cols)
     out[static_cast<size_t>(c) * rows + r] = in[static_cast<size_t>(r) * cols + c];
 }
 
-LaunchShape launch_transpose(const float* in, float* out, int rows, int cols, cudaStream_t stream) {
+template <class T>
+LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   const dim3 block(TILE_DIM, TILE_DIM);
   const dim3 grid((cols + TILE_DIM - 1) / TILE_DIM, (rows + TILE_DIM - 1) / TILE_DIM);
   transpose_kernel<<<grid, block, 0, stream>>>(in, out, rows, cols);

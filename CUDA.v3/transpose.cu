@@ -8,8 +8,9 @@
 
 constexpr int TILE_DIM = 32;
 
-__global__ void transpose_kernel(const float* in, float* out, int rows, int cols) {
-  __shared__ float tile[TILE_DIM][TILE_DIM];
+template <class T>
+__global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
+  __shared__ T tile[TILE_DIM][TILE_DIM];
   int c = blockIdx.x * TILE_DIM + threadIdx.x;
   int r = blockIdx.y * TILE_DIM + threadIdx.y;
   if (r < rows && c < cols) tile[threadIdx.y][threadIdx.x] = in[static_cast<size_t>(r) * cols + c];
@@ -19,7 +20,8 @@ __global__ void transpose_kernel(const float* in, float* out, int rows, int cols
   if (r < cols && c < rows) out[static_cast<size_t>(r) * rows + c] = tile[threadIdx.x][threadIdx.y];
 }
 
-LaunchShape launch_transpose(const float* in, float* out, int rows, int cols, cudaStream_t stream) {
+template <class T>
+LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   const dim3 block(TILE_DIM, TILE_DIM);
   const dim3 grid((cols + TILE_DIM - 1) / TILE_DIM, (rows + TILE_DIM - 1) / TILE_DIM);
   transpose_kernel<<<grid, block, 0, stream>>>(in, out, rows, cols);

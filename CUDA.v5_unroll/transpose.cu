@@ -8,8 +8,9 @@
 constexpr int TILE_DIM = 32;
 constexpr int BLOCK_ROWS = 8;
 
-__global__ void transpose_kernel(const float* in, float* out, int rows, int cols) {
-  __shared__ float tile[TILE_DIM][TILE_DIM + 1];  // +1: a column spans all 32 banks
+template <class T>
+__global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
+  __shared__ T tile[TILE_DIM][TILE_DIM + 1];  // +1: a column spans all 32 banks
   int c = blockIdx.x * TILE_DIM + threadIdx.x;
   int r = blockIdx.y * TILE_DIM + threadIdx.y;
 #pragma unroll
@@ -25,7 +26,8 @@ __global__ void transpose_kernel(const float* in, float* out, int rows, int cols
       out[static_cast<size_t>(r + j) * rows + c] = tile[threadIdx.x][threadIdx.y + j];
 }
 
-LaunchShape launch_transpose(const float* in, float* out, int rows, int cols, cudaStream_t stream) {
+template <class T>
+LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   const dim3 block(TILE_DIM, BLOCK_ROWS);
   const dim3 grid((cols + TILE_DIM - 1) / TILE_DIM, (rows + TILE_DIM - 1) / TILE_DIM);
   transpose_kernel<<<grid, block, 0, stream>>>(in, out, rows, cols);

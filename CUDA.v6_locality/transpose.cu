@@ -5,23 +5,30 @@
 // 2. The roles of blockIdx.x and blockIdx.y are swapped, so blocks are dispatched down the
 //    matrix: blocks running at the same time fill neighbouring pieces of the same output rows,
 //    and DRAM gets long runs of writes instead of short ones scattered over many rows.
-// 3. Output rows start at 32-byte sector boundaries only when rows % 8 == 0. Otherwise a tile
-//    edge splits a sector between two blocks, and a partly written sector costs DRAM a read too.
-//    So each output row is cut where ITS sectors begin: the tile holds 8 extra input rows and
-//    every output row is written from its first whole sector on (the first tile starts at 0).
+// 3. Output rows start at 32-byte sector boundaries only when rows is a multiple of a sector's
+//    elements (8 floats). Otherwise a tile edge splits a sector between two blocks, and a partly
+//    written sector costs DRAM a read too. So each output row is cut where ITS sectors begin: the
+//    tile holds a sector's worth of extra input rows and every output row is written from its
+//    first whole sector on (the first tile starts at 0).
 #include "../common/cuda_step.cuh"
 
-constexpr int TILE_DIM = 64;
+// 16-byte elements take 32 x 32 tiles: 64 x 65 of them would not fit in 48 KiB of shared memory.
+template <class T>
+constexpr int TILE_DIM = sizeof(T) <= 8 ? 64 : 32;
 constexpr int BLOCK_ROWS = 8;
-constexpr int SECTOR_FLOATS = 8;  // a 32-byte DRAM sector holds 8 floats
-constexpr int WARP_SIZE = 32;     // threadIdx.x spans one warp of consecutive columns
+template <class T>
+constexpr int SECTOR_ELEMENTS = 32 / sizeof(T);  // a 32-byte DRAM sector holds 8 floats
+constexpr int WARP_SIZE = 32;  // threadIdx.x spans one warp of consecutive columns
 
-// kRowsWholeSectors: rows % 8 == 0, so every output row starts a sector and no row needs the
-// extra input rows; the common case gets a kernel without them.
-template <bool kRowsWholeSectors>
-__global__ void transpose_kernel(const float* in, float* out, int rows, int cols) {
-  constexpr int EXTRA_ROWS = kRowsWholeSectors ? 0 : SECTOR_FLOATS;
-  __shared__ float tile[TILE_DIM + EXTRA_ROWS][TILE_DIM + 1];  // +1: a column spans all banks
+// kRowsWholeSectors: every output row starts a sector and no row needs the extra input rows; the
+// common case gets a kernel without them.
+template <class T, bool kRowsWholeSectors>
+__global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
+  constexpr int TILE_DIM = ::TILE_DIM<T>, SECTOR_ELEMENTS = ::SECTOR_ELEMENTS<T>;
+  // A whole number of BLOCK_ROWS passes, and at least the sector_shift below can reach.
+  constexpr int EXTRA_ROWS =
+      kRowsWholeSectors ? 0 : (SECTOR_ELEMENTS > BLOCK_ROWS ? SECTOR_ELEMENTS : BLOCK_ROWS);
+  __shared__ T tile[TILE_DIM + EXTRA_ROWS][TILE_DIM + 1];  // +1: a column spans all banks
   const int tile_r = blockIdx.x * TILE_DIM;  // blockIdx.x walks down the rows: see (2)
   const int tile_c = blockIdx.y * TILE_DIM;
   const int c = tile_c + threadIdx.x;
@@ -45,7 +52,7 @@ __global__ void transpose_kernel(const float* in, float* out, int rows, int cols
     const int sector_shift =
         kRowsWholeSectors
             ? 0
-            : static_cast<int>((SECTOR_FLOATS - row_start % SECTOR_FLOATS) % SECTOR_FLOATS);
+            : static_cast<int>((SECTOR_ELEMENTS - row_start % SECTOR_ELEMENTS) % SECTOR_ELEMENTS);
     const int first = blockIdx.x == 0 ? 0 : tile_r + sector_shift;
     const int last = min(rows, tile_r + TILE_DIM + sector_shift);
 #pragma unroll
@@ -56,13 +63,15 @@ __global__ void transpose_kernel(const float* in, float* out, int rows, int cols
   }
 }
 
-LaunchShape launch_transpose(const float* in, float* out, int rows, int cols, cudaStream_t stream) {
+template <class T>
+LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
+  constexpr int TILE_DIM = ::TILE_DIM<T>;
   const dim3 block(WARP_SIZE, BLOCK_ROWS);
   const dim3 grid((rows + TILE_DIM - 1) / TILE_DIM, (cols + TILE_DIM - 1) / TILE_DIM);
-  if (rows % SECTOR_FLOATS == 0)
-    transpose_kernel<true><<<grid, block, 0, stream>>>(in, out, rows, cols);
+  if (rows % SECTOR_ELEMENTS<T> == 0)
+    transpose_kernel<T, true><<<grid, block, 0, stream>>>(in, out, rows, cols);
   else
-    transpose_kernel<false><<<grid, block, 0, stream>>>(in, out, rows, cols);
+    transpose_kernel<T, false><<<grid, block, 0, stream>>>(in, out, rows, cols);
   return {grid, block};
 }
 

@@ -2,8 +2,10 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <stdexcept>
 
 #include "config.hpp"
@@ -34,6 +36,15 @@ std::string join(const std::vector<std::string>& names, const char* separator) {
   return out;
 }
 
+bool supports(const CliSpec& spec, const std::string& dtype) {
+  if (spec.dtypes.empty()) return true;
+  std::istringstream names(spec.dtypes);
+  std::string name;
+  while (names >> name)
+    if (name == dtype) return true;
+  return false;
+}
+
 Options parse(int argc, char** argv, const CliSpec& spec, bool* wants_help) {
   Options options;
   options.reps = spec.default_reps;
@@ -49,6 +60,11 @@ Options parse(int argc, char** argv, const CliSpec& spec, bool* wants_help) {
       return options;
     } else if (arg == "--reps") {
       options.reps = parse_positive(value_of(i, arg), "--reps", kMaxReps);
+    } else if (arg == "--dtype") {
+      const std::string name = value_of(i, arg);
+      options.dtype = find_dtype(name);
+      if (options.dtype == nullptr)
+        throw UsageError("unknown --dtype '" + name + "' (choose " + dtype_names(", ") + ")");
     } else if (arg == "--csv") {
       options.csv_path = value_of(i, arg);
       if (options.csv_path.empty()) throw UsageError("--csv needs a file name");
@@ -71,6 +87,10 @@ Options parse(int argc, char** argv, const CliSpec& spec, bool* wants_help) {
   options.rows = sizes.empty() ? kDefaultSize : parse_positive(sizes[0], "ROWS", INT_MAX);
   options.cols = sizes.size() < 2 ? options.rows : parse_positive(sizes[1], "COLS", INT_MAX);
   if (options.variant.empty()) options.variant = "all";
+  if (options.dtype == nullptr) options.dtype = &default_dtype();
+  if (!supports(spec, options.dtype->name))
+    throw UsageError(spec.program + " does not support " + options.dtype->name + " (it supports " +
+                     spec.dtypes + ")");
   return options;
 }
 
@@ -79,12 +99,14 @@ Options parse(int argc, char** argv, const CliSpec& spec, bool* wants_help) {
 std::string usage_text(const CliSpec& spec) {
   std::string text = "usage: " + spec.program + " [ROWS [COLS]]";
   if (!spec.variants.empty()) text += " [--variant " + join(spec.variants, "|") + "|all]";
-  text += " [--reps N] [--csv FILE]\n";
-  text += "  Transposes a ROWS x COLS fp32 matrix (default " + std::to_string(kDefaultSize) +
-          " x " + std::to_string(kDefaultSize) + "; COLS defaults to ROWS),\n";
-  text += "  verifies it bitwise against the serial reference, then times it (median of N runs,\n";
-  text += "  default " + std::to_string(spec.default_reps) + ") next to the copy ceiling.\n";
-  text += "  --csv FILE  append one row per measurement to FILE (header written once)\n";
+  text += " [--dtype NAME] [--reps N] [--csv FILE]\n";
+  text += "  Transposes a ROWS x COLS matrix (default " + std::to_string(kDefaultSize) + " x " +
+          std::to_string(kDefaultSize) + "; COLS defaults to ROWS),\n";
+  text += "  verifies it bitwise, then times it (median of N runs, default " +
+          std::to_string(spec.default_reps) + ") next to the copy ceiling.\n";
+  text += "  --dtype NAME  the element type, default float32: " + dtype_names(" ") + "\n";
+  if (!spec.dtypes.empty()) text += "               (this step: " + spec.dtypes + ")\n";
+  text += "  --csv FILE    append one row per measurement to FILE (header written once)\n";
   if (!spec.variants.empty()) text += "  OMP_NUM_THREADS sets the thread count.\n";
   return text;
 }
@@ -96,6 +118,15 @@ Options parse_options_or_exit(int argc, char** argv, const CliSpec& spec) {
     if (wants_help) {
       std::fputs(usage_text(spec).c_str(), stdout);
       std::exit(kExitOk);
+    }
+    // Sizes whose byte counts would overflow 64 bits are refused here, before any size_t math.
+    const long double needed = 2.0L * options.rows * options.cols * options.dtype->bytes;
+    if (needed > static_cast<long double>(std::size_t{1} << 62)) {
+      std::fprintf(stderr,
+                   "error: %d x %d %s needs %.0Lf bytes for the input and the output: more than "
+                   "any machine has available\n",
+                   options.rows, options.cols, options.dtype->name, needed);
+      std::exit(kExitNoMemory);
     }
     return options;
   } catch (const UsageError& error) {

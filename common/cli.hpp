@@ -4,20 +4,24 @@
 #include <string>
 #include <vector>
 
+#include "dtype.hpp"
+
 namespace lab {
 
 struct Options {
   int rows = 0;
   int cols = 0;
   int reps = 0;
-  std::string variant;   // CPU steps only: one name or "all"
-  std::string csv_path;  // empty: no CSV
+  const Dtype* dtype = nullptr;  // never null after parsing: float32 unless --dtype says
+  std::string variant;           // steps with variants only: one name or "all"
+  std::string csv_path;          // empty: no CSV
 };
 
 struct CliSpec {
   std::string program;                // e.g. "CUDA.v3/transpose"
   std::vector<std::string> variants;  // empty: the step has one kernel and no --variant
   int default_reps = 0;
+  std::string dtypes;  // the element types the step supports, space-separated; empty: all
 };
 
 // Parses argv; on --help prints usage and exits 0, on bad input prints the reason and usage to

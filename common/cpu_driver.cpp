@@ -13,12 +13,9 @@
 #include "cpu_step.hpp"
 #include "host_memory.hpp"
 #include "report.hpp"
+#include "step_info.hpp"
 #include "streaming_copy.hpp"
 #include "timer.hpp"
-
-#ifndef STEP_NAME
-#error "STEP_NAME must be defined by common/step.mk"
-#endif
 
 namespace {
 
@@ -36,40 +33,29 @@ std::string cpu_model_name() {
   return "CPU";
 }
 
-lab::Verification run_and_verify(const lab::CpuVariant& variant, const float* in, float* out,
-                                 const float* reference, Index rows, Index cols) {
-  lab::poison(out, rows * cols);
-  variant.transpose(in, out, rows, cols);
-  return lab::verify_transpose(out, reference, rows, cols);
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
-  std::vector<std::string> names;
-  for (int i = 0; i < kCpuVariantCount; ++i) names.push_back(kCpuVariants[i].name);
-  const lab::CliSpec spec{std::string(STEP_NAME) + "/transpose", names, lab::kDefaultCpuReps};
-  const lab::Options options = lab::parse_options_or_exit(argc, argv, spec);
-
-  const Index rows = options.rows, cols = options.cols, count = rows * cols;
-  const std::size_t bytes = lab::matrix_bytes(rows, cols);
-  const bool streaming = lab::use_streaming_stores(2 * bytes);  // a bad setting exits here
-  lab::require_host_memory(3 * bytes, "the input, the output and the reference");
-  auto in = lab::allocate_host_floats(count, "the input");
-  auto out = lab::allocate_host_floats(count, "the output");
-  auto reference = lab::allocate_host_floats(count, "the reference");
-  lab::fill_input(in.get(), rows, cols);
-  lab::reference_transpose(in.get(), reference.get(), rows, cols);
-
+std::vector<const lab::CpuVariant*> selected_variants(const std::string& choice) {
   std::vector<const lab::CpuVariant*> selected;
   for (int i = 0; i < kCpuVariantCount; ++i)
-    if (options.variant == "all" || options.variant == kCpuVariants[i].name)
-      selected.push_back(&kCpuVariants[i]);
+    if (choice == "all" || choice == kCpuVariants[i].name) selected.push_back(&kCpuVariants[i]);
+  return selected;
+}
 
-  // Correct first: every selected variant is verified before anything is timed.
+template <class T>
+int run(const lab::Options& options) {
+  const lab::Dtype& dtype = *options.dtype;
+  const Index rows = options.rows, cols = options.cols, count = rows * cols;
+  const std::size_t bytes = lab::matrix_bytes(rows, cols, sizeof(T));
+  const bool streaming = lab::use_streaming_stores(2 * bytes);  // a bad setting exits here
+  lab::require_host_memory(2 * bytes, "the input and the output");
+  auto in = lab::allocate_host<T>(count, "the input");
+  auto out = lab::allocate_host<T>(count, "the output");
+  const std::vector<const lab::CpuVariant*> selected = selected_variants(options.variant);
+
+  // Correct first: every selected variant is verified, with every fill, before anything is timed.
   for (const lab::CpuVariant* variant : selected) {
     const lab::Verification check =
-        run_and_verify(*variant, in.get(), out.get(), reference.get(), rows, cols);
+        lab::verify_every_fill(dtype, in.get(), out.get(), rows, cols,
+                               [&] { variant->transpose<T>()(in.get(), out.get(), rows, cols); });
     if (!check.ok()) {
       std::fprintf(stderr, "%s %s: %s\n", STEP_NAME, variant->name, check.describe().c_str());
       return lab::kExitFailed;
@@ -79,9 +65,9 @@ int main(int argc, char** argv) {
   // The copy ceiling and every variant timed in turn, each on the same buffers.
   const int threads = omp_get_max_threads();
   std::vector<std::function<void()>> pieces{
-      [&] { lab::parallel_copy(in.get(), out.get(), count, streaming); }};
+      [&] { lab::parallel_copy(in.get(), out.get(), bytes, streaming); }};
   for (const lab::CpuVariant* variant : selected)
-    pieces.push_back([&, variant] { variant->transpose(in.get(), out.get(), rows, cols); });
+    pieces.push_back([&, variant] { variant->transpose<T>()(in.get(), out.get(), rows, cols); });
   const std::vector<double> medians_ms = lab::median_cpu_ms_alternating(pieces, options.reps);
   const double ceiling_ms = medians_ms[0];
 
@@ -92,6 +78,9 @@ int main(int argc, char** argv) {
     m.step = STEP_NAME;
     m.variant = variant->name;
     m.device = cpu_model_name();
+    m.dtype = dtype.name;
+    m.elem_bytes = dtype.bytes;
+    m.kind = STEP_KIND;
     m.rows = rows;
     m.cols = cols;
     m.threads = threads;
@@ -100,9 +89,11 @@ int main(int argc, char** argv) {
     m.summary = kStepSummary;
     m.median_ms = medians_ms[v + 1];
     m.e2e_ms = m.median_ms;  // no transfers on the CPU: end to end is the transpose itself
-    // Run once more after timing: the answer must not change from run to run (a race would).
-    const lab::Verification recheck =
-        run_and_verify(*variant, in.get(), out.get(), reference.get(), rows, cols);
+    // Run once more after timing (the input holds fill 0): the answer must not change from run
+    // to run (a race would).
+    lab::poison_bytes(out.get(), bytes);
+    variant->transpose<T>()(in.get(), out.get(), rows, cols);
+    const lab::Verification recheck = lab::verify_transpose(out.get(), in.get(), rows, cols);
     m.verified = recheck.ok();
     lab::set_bandwidth(m, ceiling_ms);
     results.push_back(m);
@@ -111,17 +102,18 @@ int main(int argc, char** argv) {
                    recheck.describe().c_str());
   }
 
+  const int fills = lab::fills_needed(dtype, count);
   lab::print_context(
       std::string(STEP_NAME) + ": " + kStepSummary,
       {"device   " + cpu_model_name() + ", " + std::to_string(threads) + " OpenMP threads",
-       lab::matrix_line(rows, cols, options.reps, "runs"),
-       "check    each variant bitwise against the serial reference, before and after "
-       "timing (" +
+       lab::matrix_line(rows, cols, dtype.name, dtype.bytes, options.reps, "runs"),
+       "check    each variant bitwise, " + std::to_string(fills) +
+           (fills == 1 ? " fill" : " fills") + " before timing and once after (" +
            std::to_string(count) + " elements)"});
   std::vector<lab::TableRow> table;
   for (const lab::Measurement& m : results) table.push_back(lab::table_row(m));
   table.push_back(lab::ceiling_row(
-      rows, cols, ceiling_ms,
+      rows, cols, dtype.bytes, ceiling_ms,
       streaming ? "omp copy, streaming stores (ceiling)" : "omp copy, plain stores (ceiling)"));
   lab::print_table(table);
 
@@ -129,4 +121,15 @@ int main(int argc, char** argv) {
   for (const lab::Measurement& m : results)
     if (!m.verified) return lab::kExitFailed;
   return lab::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> names;
+  for (int i = 0; i < kCpuVariantCount; ++i) names.push_back(kCpuVariants[i].name);
+  const lab::Options options =
+      lab::parse_options_or_exit(argc, argv, lab::step_cli_spec(names, lab::kDefaultCpuReps));
+  return lab::with_storage_type(options.dtype->bytes,
+                                [&](auto element) { return run<decltype(element)>(options); });
 }

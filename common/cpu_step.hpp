@@ -1,17 +1,42 @@
 // The interface a CPU step implements; common/cpu_driver.cpp owns main() and does the rest.
 #pragma once
 
+#include "dtype.hpp"
 #include "matrix.hpp"
 
 namespace lab {
 
+template <class T>
+using CpuTranspose = void (*)(const T* in, T* out, Index rows, Index cols);
+
+// One variant: a function template instantiated for every element size (LAB_CPU_VARIANT).
 struct CpuVariant {
   const char* name;    // what --variant selects
   const char* launch;  // how the work is split, for the table
-  void (*transpose)(const float* in, float* out, Index rows, Index cols);
+  CpuTranspose<Bytes1> transpose1;
+  CpuTranspose<Bytes2> transpose2;
+  CpuTranspose<Bytes4> transpose4;
+  CpuTranspose<Bytes8> transpose8;
+  CpuTranspose<Bytes16> transpose16;
+
+  template <class T>
+  CpuTranspose<T> transpose() const {
+    if constexpr (sizeof(T) == 1) return transpose1;
+    if constexpr (sizeof(T) == 2) return transpose2;
+    if constexpr (sizeof(T) == 4) return transpose4;
+    if constexpr (sizeof(T) == 8) return transpose8;
+    if constexpr (sizeof(T) == 16) return transpose16;
+  }
 };
 
 }  // namespace lab
+
+// {name, launch, function template}: the variant with `function` instantiated for every size.
+#define LAB_CPU_VARIANT(name, launch, function)                                        \
+  lab::CpuVariant {                                                                    \
+    name, launch, function<lab::Bytes1>, function<lab::Bytes2>, function<lab::Bytes4>, \
+        function<lab::Bytes8>, function<lab::Bytes16>                                  \
+  }
 
 // Defined by the step.
 extern const char* const kStepSummary;

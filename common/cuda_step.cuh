@@ -1,8 +1,10 @@
-// The interface every CUDA step implements; common/cuda_driver.cu owns main() and does the rest
-// (allocation, fill, verification, timing, the copy ceiling, the report).
+// The interface every kernel step implements; common/cuda_driver.cu owns main() and does the rest
+// (allocation, fills, verification, timing, the copy ceiling, the report).
 #pragma once
 
 #include <cuda_runtime.h>
+
+#include "dtype.hpp"
 
 // What the step launched, for the report. A library call (cuBLAS) leaves grid.x == 0.
 struct LaunchShape {
@@ -10,7 +12,16 @@ struct LaunchShape {
   dim3 block{0, 0, 0};
 };
 
-// Defined by the step: in is rows x cols row-major on the device, out is cols x rows row-major,
-// out[c * rows + r] = in[r * cols + c]. Enqueues the work on `stream` and returns at once.
-LaunchShape launch_transpose(const float* in, float* out, int rows, int cols, cudaStream_t stream);
+// Defined by the step, for T any storage type of dtype.hpp (Bytes1 ... Bytes16): in is rows x cols
+// row-major on the device, out is cols x rows row-major, out[c * rows + r] = in[r * cols + c].
+// Enqueues the work on `stream` and returns at once. A transpose moves bits: the kernels never
+// need to know whether the bytes are a float16 or a uint16.
+template <class T>
+LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream);
 extern const char* const kStepSummary;
+
+namespace lab {
+// The element type the program was asked for (--dtype), for steps that call a library which
+// needs the real type (cuBLAS's Dgeam and Cgeam both take 8-byte elements).
+const Dtype& requested_dtype();
+}  // namespace lab

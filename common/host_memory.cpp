@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -49,9 +50,10 @@ void FreeDeleter::operator()(void* p) const {
   std::free(p);
 }
 
-HostFloats allocate_host_floats(std::size_t count, const char* what) {
+void* allocate_host_bytes(std::size_t wanted, const char* what) {
   constexpr std::size_t kHugePage = std::size_t{2} << 20;
-  const std::size_t bytes = (count * sizeof(float) + kHugePage - 1) / kHugePage * kHugePage;
+  const std::size_t bytes =
+      (std::max<std::size_t>(wanted, 1) + kHugePage - 1) / kHugePage * kHugePage;
   void* p = std::aligned_alloc(kHugePage, bytes);
   if (p == nullptr) {
     std::fprintf(stderr, "error: could not allocate %s for %s; %s available\n",
@@ -61,7 +63,7 @@ HostFloats allocate_host_floats(std::size_t count, const char* what) {
   }
   // Huge pages: a transpose walks columns, and 4 KiB pages would make it a TLB benchmark.
   madvise(p, bytes, MADV_HUGEPAGE);
-  return HostFloats(static_cast<float*>(p));
+  return p;
 }
 
 }  // namespace lab

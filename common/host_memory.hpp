@@ -22,9 +22,16 @@ void require_host_memory(std::size_t bytes, const char* what);
 struct FreeDeleter {
   void operator()(void* p) const;
 };
-using HostFloats = std::unique_ptr<float[], FreeDeleter>;
+template <class T>
+using HostArray = std::unique_ptr<T[], FreeDeleter>;
 
-// Page-aligned, transparent-huge-page-advised, uninitialised; exits cleanly if allocation fails.
-HostFloats allocate_host_floats(std::size_t count, const char* what);
+// Huge-page-aligned, transparent-huge-page-advised, uninitialised; exits cleanly if allocation
+// fails.
+void* allocate_host_bytes(std::size_t bytes, const char* what);
+
+template <class T>
+HostArray<T> allocate_host(std::size_t count, const char* what) {
+  return HostArray<T>(static_cast<T*>(allocate_host_bytes(count * sizeof(T), what)));
+}
 
 }  // namespace lab

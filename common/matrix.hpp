@@ -1,51 +1,79 @@
-// The problem itself: the input fill, the serial reference and the exact verifier.
+// The problem itself: the input fills and the exact verifier, for every element type.
 // Layout everywhere: input row-major rows x cols, output row-major cols x rows,
 // out[c * rows + r] = in[r * cols + c]. Sizes are 64-bit: rows * cols may exceed 2^31.
+//
+// How a misplaced element is always caught. One fill gives element i a value that depends on i,
+// but a type has only so many values: uint8 has 256, so with one fill the elements 256 apart are
+// equal and a kernel that swaps them would pass. So the verification runs the step several times,
+// once per fill: fill f gives element i the f-th "digit" of i, in base 2^digit_bits(type)
+// (uint8: base 256, float16: 2^15 normal numbers, float32: 2^31, the 8- and 16-byte types 2^62).
+// Two positions differ in at least one digit, so any element read from the wrong place differs
+// from the wanted one in at least one fill. A uint8 matrix of 2^26 elements takes 4 fills; a
+// float32 matrix takes 1 up to 2^31 elements and 2 beyond; the 8- and 16-byte types always 1.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <string>
+
+#include "dtype.hpp"
 
 namespace lab {
 
 using Index = std::int64_t;
 
-// Bytes of one rows x cols fp32 matrix.
-inline std::size_t matrix_bytes(Index rows, Index cols) {
-  return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * sizeof(float);
+inline std::size_t matrix_bytes(Index rows, Index cols, int elem_bytes) {
+  return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) *
+         static_cast<std::size_t>(elem_bytes);
 }
 
-// Element i of the input is the i-th normal float in the order +[2^-126, 2^128), then the same
-// negated: 2 * 254 * 2^23 (about 4.26e9) distinct values, so a misplaced element never equals the
-// wanted one. Larger inputs (over 17 GB a matrix) would repeat values: distinct up to that size.
-inline float fill_value(Index i) {
-  constexpr std::uint64_t kPositiveNormals = 254ull << 23;
-  const std::uint64_t k = static_cast<std::uint64_t>(i) % (2 * kPositiveNormals);
-  const std::uint32_t sign = k >= kPositiveNormals ? 0x80000000u : 0u;
-  const std::uint32_t bits = sign | static_cast<std::uint32_t>(k % kPositiveNormals + (1u << 23));
-  float value;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
-}
+// How many fills tell every position of a `count`-element matrix apart (at least 1).
+int fills_needed(const Dtype& type, Index count);
 
-void fill_input(float* in, Index rows, Index cols);  // parallel: it is not what is measured
-void poison(float* data, Index count);               // 0xFF bytes: a NaN no fill value equals
-void reference_transpose(const float* in, float* out, Index rows, Index cols);  // serial
+// The bits of element i in fill `fill`, as the storage type T of the dtype (sizeof(T) ==
+// type.bytes). Every value is a safe pattern of the type (dtype.hpp).
+template <class T>
+T fill_value(const Dtype& type, int fill, Index i);
+
+template <class T>
+void fill_input(T* in, Index rows, Index cols, const Dtype& type, int fill);  // parallel
+
+// 0xFF bytes: a NaN (or 255) that no fill value equals.
+void poison_bytes(void* data, std::size_t bytes);  // parallel
 
 struct Verification {
   Index checked = 0;
   Index wrong = 0;
   Index first_row = -1;  // position of the first wrong element in the OUTPUT (cols x rows)
   Index first_col = -1;
-  float got = 0.0f;
-  float want = 0.0f;
+  std::string got, want;  // their bits, in hex
+  int fill = 0, fills = 1;
   bool ok() const { return wrong == 0; }
-  std::string describe() const;  // one line: "verified ..." or "FAILED: ..."
+  std::string describe() const;  // one line: "verified ..." or "verification FAILED ..."
 };
 
-// Bitwise comparison of a transposed output (cols x rows) with the reference.
-Verification verify_transpose(const float* out, const float* reference, Index rows, Index cols);
+// Bitwise: every out[c * rows + r] against in[r * cols + c], the definition of the transpose.
+template <class T>
+Verification verify_transpose(const T* out, const T* in, Index rows, Index cols);
+
+// Correct first: for each fill (the last one filled is fill 0, the one the timing then uses),
+// fills `in`, poisons `out`, calls produce() to transpose in into out, and verifies out. Stops at
+// the first failing fill. produce() owns any device copies.
+template <class T, class Produce>
+Verification verify_every_fill(const Dtype& type, T* in, T* out, Index rows, Index cols,
+                               Produce&& produce) {
+  const int fills = fills_needed(type, rows * cols);
+  Verification check;
+  for (int fill = fills - 1; fill >= 0; --fill) {
+    fill_input(in, rows, cols, type, fill);
+    poison_bytes(out, matrix_bytes(rows, cols, sizeof(T)));
+    produce();
+    check = verify_transpose(out, in, rows, cols);
+    check.fill = fill;
+    check.fills = fills;
+    if (!check.ok()) break;
+  }
+  return check;
+}
 
 }  // namespace lab

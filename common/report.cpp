@@ -10,17 +10,18 @@
 namespace lab {
 
 const char* const kCsvHeader =
-    "step,variant,device,rows,cols,threads,launch,reps,median_ms,gbps,ceiling_gbps,"
+    "step,variant,device,dtype,elem_bytes,kind,rows,cols,threads,launch,reps,median_ms,gbps,"
+    "ceiling_gbps,"
     "pct_of_ceiling,e2e_ms,verified,summary";
 
-double effective_gbps(std::int64_t rows, std::int64_t cols, double ms) {
-  const double bytes = 2.0 * static_cast<double>(rows) * static_cast<double>(cols) * sizeof(float);
+double effective_gbps(std::int64_t rows, std::int64_t cols, int elem_bytes, double ms) {
+  const double bytes = 2.0 * static_cast<double>(rows) * static_cast<double>(cols) * elem_bytes;
   return ms > 0 ? bytes / (ms * 1e-3) / 1e9 : 0.0;
 }
 
 void set_bandwidth(Measurement& m, double ceiling_ms) {
-  m.gbps = effective_gbps(m.rows, m.cols, m.median_ms);
-  m.ceiling_gbps = effective_gbps(m.rows, m.cols, ceiling_ms);
+  m.gbps = effective_gbps(m.rows, m.cols, m.elem_bytes, m.median_ms);
+  m.ceiling_gbps = effective_gbps(m.rows, m.cols, m.elem_bytes, ceiling_ms);
   m.pct_of_ceiling = m.ceiling_gbps > 0 ? 100.0 * m.gbps / m.ceiling_gbps : 0.0;
 }
 
@@ -43,6 +44,7 @@ std::string number(double value, const char* format) {
 
 std::string csv_row(const Measurement& m) {
   return csv_field(m.step) + "," + csv_field(m.variant) + "," + csv_field(m.device) + "," +
+         csv_field(m.dtype) + "," + std::to_string(m.elem_bytes) + "," + csv_field(m.kind) + "," +
          std::to_string(m.rows) + "," + std::to_string(m.cols) + "," + std::to_string(m.threads) +
          "," + csv_field(m.launch) + "," + std::to_string(m.reps) + "," +
          number(m.median_ms, "%.6f") + "," + number(m.gbps, "%.6g") + "," +
@@ -87,18 +89,20 @@ TableRow table_row(const Measurement& m) {
           m.verified ? "verified" : "WRONG"};
 }
 
-TableRow ceiling_row(std::int64_t rows, std::int64_t cols, double ceiling_ms,
+TableRow ceiling_row(std::int64_t rows, std::int64_t cols, int elem_bytes, double ceiling_ms,
                      const std::string& launch) {
-  return {"copy", launch, ceiling_ms, effective_gbps(rows, cols, ceiling_ms), 100.0, -1, "-"};
+  return {"copy", launch, ceiling_ms, effective_gbps(rows, cols, elem_bytes, ceiling_ms),
+          100.0,  -1,     "-"};
 }
 
-std::string matrix_line(std::int64_t rows, std::int64_t cols, int reps, const char* runs) {
-  char line[192];
+std::string matrix_line(std::int64_t rows, std::int64_t cols, const char* dtype, int elem_bytes,
+                        int reps, const char* runs) {
+  char line[256];
   std::snprintf(line, sizeof line,
-                "matrix   %lld x %lld fp32, %.1f MiB each; median of %d %s after >= %.0f ms of "
+                "matrix   %lld x %lld %s, %.1f MiB each; median of %d %s after >= %.0f ms of "
                 "warm-up",
-                static_cast<long long>(rows), static_cast<long long>(cols),
-                static_cast<double>(rows) * static_cast<double>(cols) * sizeof(float) / 1048576.0,
+                static_cast<long long>(rows), static_cast<long long>(cols), dtype,
+                static_cast<double>(rows) * static_cast<double>(cols) * elem_bytes / 1048576.0,
                 reps, runs, kMinWarmupMs);
   return line;
 }

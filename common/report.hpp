@@ -12,6 +12,9 @@ struct Measurement {
   std::string step;     // directory name, e.g. "CUDA.v4"
   std::string variant;  // "naive", "blocked", or "kernel" for one-kernel steps
   std::string device;   // GPU or CPU model name
+  std::string dtype;    // the user-facing element type, e.g. "float16"
+  int elem_bytes = 0;   // its size: what the bandwidth counts
+  std::string kind;     // cpu, kernel, host_pipeline or distributed: what the step is
   std::int64_t rows = 0, cols = 0;
   std::int64_t threads = 0;  // OpenMP threads, or GPU threads launched (0: a library call)
   std::string launch;        // how the work was split: "grid 256x256x1 block 32x8x1"
@@ -26,7 +29,7 @@ struct Measurement {
 };
 
 // Effective bandwidth: every element read once and written once, decimal GB/s.
-double effective_gbps(std::int64_t rows, std::int64_t cols, double ms);
+double effective_gbps(std::int64_t rows, std::int64_t cols, int elem_bytes, double ms);
 
 // Fills gbps, ceiling_gbps and pct_of_ceiling from the times.
 void set_bandwidth(Measurement& m, double ceiling_ms);
@@ -47,9 +50,10 @@ void print_context(const std::string& title, const std::vector<std::string>& lin
 void print_table(const std::vector<TableRow>& rows);
 TableRow table_row(const Measurement& m);
 // The copy ceiling's row of the table: 100% of itself by definition.
-TableRow ceiling_row(std::int64_t rows, std::int64_t cols, double ceiling_ms,
+TableRow ceiling_row(std::int64_t rows, std::int64_t cols, int elem_bytes, double ceiling_ms,
                      const std::string& launch);
-// "matrix   R x C fp32, X MiB each; median of N <runs> after >= W ms of warm-up"
-std::string matrix_line(std::int64_t rows, std::int64_t cols, int reps, const char* runs);
+// "matrix   R x C float16, X MiB each; median of N <runs> after >= W ms of warm-up"
+std::string matrix_line(std::int64_t rows, std::int64_t cols, const char* dtype, int elem_bytes,
+                        int reps, const char* runs);
 
 }  // namespace lab

@@ -1,8 +1,17 @@
-# Shared build rules for every step. A step's Makefile is `include ../common/step.mk` (plus
-# STEP_LDLIBS if it links a library); the step's language follows from its source file:
-# transpose.cpp is a CPU step, transpose.cu a CUDA step. `make` in a step builds ./transpose.
+# Shared build rules for every step. A step's Makefile declares its kind in one line and includes
+# this file:
+#   STEP_KIND := kernel          cpu | kernel | host_pipeline | distributed: which driver owns main()
+#   STEP_DTYPES := float32 ...   optional: the element types it supports (default: every one)
+#   STEP_LDLIBS := -lcublas      optional: libraries it links
+#   include ../common/step.mk
+# `make` in a step builds ./transpose; `make diff` shows what it changed against the step before.
 
 STEP_NAME := $(notdir $(CURDIR))
+ifeq ($(STEP_KIND),)
+  $(error $(STEP_NAME)/Makefile must set STEP_KIND (cpu, kernel, host_pipeline or distributed))
+endif
+ALL_DTYPES := uint8 float16 bfloat16 float32 float64 complex64 complex128
+STEP_DTYPES ?= $(ALL_DTYPES)
 COMMON_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 BUILD_DIR := .build
 
@@ -10,14 +19,19 @@ CXX ?= g++
 HOST_ARCH ?= -march=native
 CXXFLAGS ?= -O3 $(HOST_ARCH) -std=c++17 -Wall -Wextra
 OPENMP_FLAGS := -fopenmp
-STEP_DEFINES := -DSTEP_NAME='"$(STEP_NAME)"'
+ifneq ($(filter-out $(ALL_DTYPES),$(STEP_DTYPES)),)
+  $(error $(STEP_NAME): unknown STEP_DTYPES '$(filter-out $(ALL_DTYPES),$(STEP_DTYPES))')
+endif
+# The list reaches the program only when it is not every type (empty: every type).
+STEP_DEFINES := -DSTEP_NAME='"$(STEP_NAME)"' -DSTEP_KIND='"$(STEP_KIND)"' \
+  -DSTEP_DTYPES='"$(if $(filter-out $(STEP_DTYPES),$(ALL_DTYPES)),$(STEP_DTYPES))"'
 
 # The harness: written once in common/, linked into every step.
-HOST_SOURCES := cli.cpp matrix.cpp host_memory.cpp report.cpp
+HOST_SOURCES := cli.cpp dtype.cpp matrix.cpp host_memory.cpp report.cpp
 HOST_OBJECTS := $(addprefix $(BUILD_DIR)/,$(HOST_SOURCES:.cpp=.o))
 HEADERS := $(wildcard $(COMMON_DIR)/*.hpp $(COMMON_DIR)/*.cuh)
 
-.PHONY: all clean
+.PHONY: all clean diff
 all: transpose
 
 $(BUILD_DIR)/%.o: $(COMMON_DIR)/%.cpp $(HEADERS) | $(BUILD_DIR)
@@ -26,13 +40,20 @@ $(BUILD_DIR)/%.o: $(COMMON_DIR)/%.cpp $(HEADERS) | $(BUILD_DIR)
 $(BUILD_DIR):
 	mkdir -p $@
 
-ifneq ($(wildcard transpose.cpp),)
-# ---- CPU step ----
+ifeq ($(STEP_KIND),cpu)
+# ---- CPU step: transpose.cpp ----
 transpose: transpose.cpp $(COMMON_DIR)/cpu_driver.cpp $(HOST_OBJECTS) $(HEADERS)
 	$(CXX) $(CXXFLAGS) $(OPENMP_FLAGS) $(STEP_DEFINES) transpose.cpp $(COMMON_DIR)/cpu_driver.cpp \
 	  $(HOST_OBJECTS) -o $@ $(STEP_LDLIBS)
 else
-# ---- CUDA step ----
+# ---- CUDA steps: transpose.cu, with the driver of their kind ----
+CUDA_DRIVER_kernel := cuda_driver.cu
+CUDA_DRIVER_host_pipeline := pipeline_driver.cu
+CUDA_DRIVER_distributed := distributed_driver.cu
+CUDA_DRIVER := $(CUDA_DRIVER_$(STEP_KIND))
+ifeq ($(CUDA_DRIVER),)
+  $(error $(STEP_NAME): unknown STEP_KIND '$(STEP_KIND)' (cpu, kernel, host_pipeline or distributed))
+endif
 NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
 # Build for the GPU that is present; without one (CI, a laptop), for the common architectures of
 # the last few generations (T4 75, A100 80, RTX 30 86, RTX 40 89, H100 90) plus PTX for newer ones.
@@ -51,14 +72,16 @@ transpose:
 	@echo "$(STEP_NAME): nvcc not found: install the CUDA toolkit or pass NVCC=/path/to/nvcc" >&2
 	@exit 1
 else
-$(BUILD_DIR)/kernel.o: transpose.cu $(HEADERS) | $(BUILD_DIR)
-	$(NVCC) $(NVCCFLAGS) $(STEP_DEFINES) -c transpose.cu -o $@
+# The step's templates compiled once per element size: common/step_instances.cu includes
+# transpose.cu and instantiates the launcher for 1-, 2-, 4-, 8- and 16-byte storage types.
+$(BUILD_DIR)/kernel.o: transpose.cu $(COMMON_DIR)/step_instances.cu $(HEADERS) | $(BUILD_DIR)
+	$(NVCC) $(NVCCFLAGS) $(STEP_DEFINES) -I. -c $(COMMON_DIR)/step_instances.cu -o $@
 
 # The driver holds no kernels: compiled once, not once per architecture.
-$(BUILD_DIR)/cuda_driver.o: $(COMMON_DIR)/cuda_driver.cu $(HEADERS) | $(BUILD_DIR)
-	$(NVCC) $(NVCC_HOST_FLAGS) $(STEP_DEFINES) -c $< -o $@
+$(BUILD_DIR)/driver.o: $(COMMON_DIR)/$(CUDA_DRIVER) $(HEADERS) | $(BUILD_DIR)
+	$(NVCC) $(NVCC_HOST_FLAGS) $(STEP_DEFINES) $(STEP_DRIVER_FLAGS) -c $< -o $@
 
-transpose: $(BUILD_DIR)/kernel.o $(BUILD_DIR)/cuda_driver.o $(HOST_OBJECTS)
+transpose: $(BUILD_DIR)/kernel.o $(BUILD_DIR)/driver.o $(HOST_OBJECTS)
 	$(NVCC) $(NVCCFLAGS) $^ -o $@ -lgomp $(STEP_LDLIBS)
 endif
 endif

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #if defined(__SSE__)
@@ -98,16 +99,23 @@ inline void copy_floats(float* dst, const float* src, Index count, bool streamin
 }
 
 // The CPU ceiling: the same bytes read and written once, in order, each OpenMP thread a
-// contiguous share that starts on a 64-byte line, so no line is written by two threads.
-inline void parallel_copy(const float* in, float* out, Index count, bool streaming) {
+// contiguous share that starts on a 64-byte line, so no line is written by two threads. Any
+// element type: the bytes are copied as floats, and the last few (fewer than 4) one by one.
+inline void parallel_copy(const void* in, void* out, std::size_t bytes, bool streaming) {
 #pragma omp parallel
   {
-    constexpr Index kLineFloats = 16;  // floats in one 64-byte cache line
-    const Index lines = (count + kLineFloats - 1) / kLineFloats;
-    const Index threads = omp_get_num_threads(), thread = omp_get_thread_num();
-    const Index begin = std::min(count, lines * thread / threads * kLineFloats);
-    const Index end = std::min(count, lines * (thread + 1) / threads * kLineFloats);
-    copy_floats(out + begin, in + begin, end - begin, streaming);
+    constexpr std::size_t kLineBytes = 64;
+    const std::size_t lines = (bytes + kLineBytes - 1) / kLineBytes;
+    const std::size_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
+    const std::size_t begin = std::min(bytes, lines * thread / threads * kLineBytes);
+    const std::size_t end = std::min(bytes, lines * (thread + 1) / threads * kLineBytes);
+    const std::size_t whole_floats = (end - begin) / sizeof(float);
+    const auto* src = static_cast<const unsigned char*>(in) + begin;
+    auto* dst = static_cast<unsigned char*>(out) + begin;
+    copy_floats(reinterpret_cast<float*>(dst), reinterpret_cast<const float*>(src),
+                static_cast<Index>(whole_floats), streaming);
+    const std::size_t done = whole_floats * sizeof(float);
+    std::memcpy(dst + done, src + done, end - begin - done);
     stream_fence();
   }
 }

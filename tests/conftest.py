@@ -8,6 +8,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXIT_USAGE, EXIT_NO_MEMORY, EXIT_SKIPPED = 2, 3, 77
+DTYPES = ["uint8", "float16", "bfloat16", "float32", "float64", "complex64", "complex128"]
+ELEM_BYTES = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8,
+              "complex64": 8, "complex128": 16}
 
 
 def steps_from_makefile(variable):
@@ -19,6 +22,18 @@ def steps_from_makefile(variable):
 
 CPU_STEPS = steps_from_makefile("CPU_STEPS")
 CUDA_STEPS = steps_from_makefile("CUDA_STEPS") + steps_from_makefile("REFERENCE_STEPS")
+
+
+def step_variable(step, variable):
+    """What a step's own Makefile declares (STEP_KIND, STEP_DTYPES): read from there."""
+    output = subprocess.run(["make", "--no-print-directory", "-s", "-C", str(ROOT / step),
+                             "-f", "Makefile", "-f", str(ROOT / "common" / "print.mk"),
+                             f"print-{variable}"], capture_output=True, text=True, check=True)
+    return output.stdout.split()
+
+
+def supported_dtypes(step):
+    return step_variable(step, "STEP_DTYPES")
 
 
 def binary(step):

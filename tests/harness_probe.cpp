@@ -1,18 +1,26 @@
 // A small front end to common/ so the Python tests can check the harness itself:
-//   harness_probe verify ROWS COLS [--wrong R C | --unwritten R C]
-//   harness_probe fill-distinct START COUNT
+//   harness_probe verify DTYPE ROWS COLS [PLANT]
+//   harness_probe fill-distinct DTYPE START COUNT
+//   harness_probe fills DTYPE COUNT
 //   harness_probe csv-header
 //   harness_probe copies
-// verify builds a correct transpose, optionally spoils one output element (R, C in the output),
-// runs the verifier and prints its verdict; exit 0 when it passes, 1 when it reports a mismatch.
-#include <cmath>
+// verify runs the multi-fill verification (common/matrix.hpp) on a transpose made straight from
+// the definition, into which PLANT puts one fault at output row R, col C, the same in every fill
+// (as a buggy kernel would):
+//   --wrong R C         the input element one after the right one
+//   --shift R C DELTA   the input element DELTA positions (row-major input index) after it
+//   --swap R C R2 C2    output elements (R, C) and (R2, C2) swapped
+//   --unwritten R C     left poisoned
+// It prints the verdict; exit 0 when it passes, 1 when it reports a mismatch.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <unordered_set>
+#include <utility>
 
 #include "../common/config.hpp"
+#include "../common/dtype.hpp"
 #include "../common/host_memory.hpp"
 #include "../common/matrix.hpp"
 #include "../common/report.hpp"
@@ -20,68 +28,90 @@
 
 namespace {
 
+using lab::Index;
+
 int usage() {
   std::fprintf(stderr,
-               "usage: harness_probe verify ROWS COLS [--wrong R C | --unwritten R C]\n"
-               "       harness_probe fill-distinct START COUNT\n"
+               "usage: harness_probe verify DTYPE ROWS COLS [--wrong R C | --shift R C DELTA |\n"
+               "                                             --swap R C R2 C2 | --unwritten R C]\n"
+               "       harness_probe fill-distinct DTYPE START COUNT\n"
+               "       harness_probe fills DTYPE COUNT\n"
                "       harness_probe csv-header\n"
                "       harness_probe copies\n");
   return lab::kExitUsage;
 }
 
-int verify(int argc, char** argv) {
-  if (argc != 4 && argc != 7) return usage();
-  const lab::Index rows = std::atoll(argv[2]), cols = std::atoll(argv[3]);
-  auto in = lab::allocate_host_floats(rows * cols, "input");
-  auto out = lab::allocate_host_floats(rows * cols, "output");
-  auto reference = lab::allocate_host_floats(rows * cols, "reference");
-  lab::fill_input(in.get(), rows, cols);
-  lab::reference_transpose(in.get(), reference.get(), rows, cols);
-  // An independent transpose straight from the definition, so the reference is checked too.
-  lab::poison(out.get(), rows * cols);
-  for (lab::Index r = 0; r < rows; ++r)
-    for (lab::Index c = 0; c < cols; ++c) out[c * rows + r] = in[r * cols + c];
-  if (argc == 7) {
-    const lab::Index out_row = std::atoll(argv[5]), out_col = std::atoll(argv[6]);
-    float& spoiled = out[out_row * rows + out_col];
-    if (std::strcmp(argv[4], "--wrong") == 0)
-      spoiled = lab::fill_value(out_row * rows + out_col + 1);  // a real value, wrong place
-    else if (std::strcmp(argv[4], "--unwritten") == 0)
-      lab::poison(&spoiled, 1);
-    else
-      return usage();
-  }
-  const lab::Verification check = lab::verify_transpose(out.get(), reference.get(), rows, cols);
+const lab::Dtype* dtype_or_null(const char* name) {
+  const lab::Dtype* type = lab::find_dtype(name);
+  if (type == nullptr) std::fprintf(stderr, "unknown dtype %s\n", name);
+  return type;
+}
+
+template <class T>
+int verify(const lab::Dtype& type, Index rows, Index cols, int argc, char** argv) {
+  auto in = lab::allocate_host<T>(rows * cols, "input");
+  auto out = lab::allocate_host<T>(rows * cols, "output");
+  const std::string plant = argc > 0 ? argv[0] : "";
+  auto arg = [&](int i) { return i < argc ? std::atoll(argv[i]) : 0; };
+  const Index row = arg(1), col = arg(2);  // in the output: cols x rows
+  const lab::Verification check =
+      lab::verify_every_fill(type, in.get(), out.get(), rows, cols, [&] {
+#pragma omp parallel for schedule(static)
+        for (Index c = 0; c < cols; ++c)
+          for (Index r = 0; r < rows; ++r) out[c * rows + r] = in[r * cols + c];
+        const Index source = col * cols + row;  // where out(row, col) comes from
+        if (plant == "--wrong") out[row * rows + col] = in[source + 1];
+        if (plant == "--shift") out[row * rows + col] = in[source + arg(3)];
+        if (plant == "--swap") std::swap(out[row * rows + col], out[arg(3) * rows + arg(4)]);
+        if (plant == "--unwritten") lab::poison_bytes(&out[row * rows + col], sizeof(T));
+      });
   std::printf("%s\n", check.describe().c_str());
   return check.ok() ? lab::kExitOk : lab::kExitFailed;
 }
 
-int fill_distinct(int argc, char** argv) {
-  if (argc != 4) return usage();
-  const lab::Index start = std::atoll(argv[2]), count = std::atoll(argv[3]);
-  std::unordered_set<std::uint32_t> seen;
-  for (lab::Index i = start; i < start + count; ++i) {
-    const float value = lab::fill_value(i);
-    std::uint32_t bits;
-    std::memcpy(&bits, &value, sizeof bits);
-    if (!std::isnormal(value) || !seen.insert(bits).second) {
-      std::printf("element %lld: 0x%08x is %s\n", static_cast<long long>(i), bits,
-                  std::isnormal(value) ? "a repeat" : "not a normal float");
+// Every value of every part is a safe pattern (a normal float), and the values of all the fills
+// together differ between any two elements in [start, start + count).
+template <class T>
+int fill_distinct(const lab::Dtype& type, Index start, Index count) {
+  const int fills = lab::fills_needed(type, start + count);
+  std::unordered_set<std::string> seen;
+  const int part_bytes = type.bytes / type.parts;
+  for (Index i = start; i < start + count; ++i) {
+    std::string key;
+    for (int fill = 0; fill < fills; ++fill) {
+      const T value = lab::fill_value<T>(type, fill, i);
+      key.append(reinterpret_cast<const char*>(&value), sizeof value);
+      for (int part = 0; part < type.parts && type.exponent_bits != 0; ++part) {
+        std::uint64_t bits = 0;
+        std::memcpy(&bits, reinterpret_cast<const char*>(&value) + part * part_bytes, part_bytes);
+        const std::uint64_t exponent =
+            (bits >> type.fraction_bits) & ((std::uint64_t{1} << type.exponent_bits) - 1);
+        if (exponent == 0 || exponent == (std::uint64_t{1} << type.exponent_bits) - 1) {
+          std::printf("element %lld fill %d part %d: 0x%llx is not a normal number\n",
+                      static_cast<long long>(i), fill, part, static_cast<unsigned long long>(bits));
+          return lab::kExitFailed;
+        }
+      }
+    }
+    if (!seen.insert(key).second) {
+      std::printf("element %lld repeats the fill values of an earlier one\n",
+                  static_cast<long long>(i));
       return lab::kExitFailed;
     }
   }
-  std::printf("%lld distinct normal floats\n", static_cast<long long>(count));
+  std::printf("%lld elements distinct over %d fills\n", static_cast<long long>(count), fills);
   return lab::kExitOk;
 }
 
-// copy_floats and parallel_copy (the CPU ceiling), streaming and plain, against a plain loop at
+// copy_floats and parallel_copy (the CPU ceiling), streaming and plain, against the source at
 // every alignment of the destination and lengths around the vector and line sizes; the bytes
 // just outside the destination must stay untouched.
 int copies() {
   constexpr int kMaxCount = 70, kMaxOffset = 16, kGuard = 16;
-  auto in = lab::allocate_host_floats(kMaxCount + kMaxOffset, "input");
-  auto out = lab::allocate_host_floats(kMaxCount + kMaxOffset + 2 * kGuard, "output");
-  lab::fill_input(in.get(), 1, kMaxCount + kMaxOffset);
+  const lab::Dtype& type = lab::default_dtype();
+  auto in = lab::allocate_host<float>(kMaxCount + kMaxOffset, "input");
+  auto out = lab::allocate_host<float>(kMaxCount + kMaxOffset + 2 * kGuard, "output");
+  lab::fill_input(reinterpret_cast<lab::Bytes4*>(in.get()), 1, kMaxCount + kMaxOffset, type, 0);
   int cases = 0;
   for (const bool streaming : {false, true}) {
     for (const bool parallel : {false, true}) {
@@ -89,21 +119,21 @@ int copies() {
         for (int count = 0; count <= kMaxCount; ++count) {
           float* dst = out.get() + kGuard + offset;
           const float* src = in.get() + (offset * 7) % kMaxOffset;  // any source alignment
-          lab::poison(out.get(), kMaxCount + kMaxOffset + 2 * kGuard);
+          lab::poison_bytes(out.get(), (kMaxCount + kMaxOffset + 2 * kGuard) * sizeof(float));
           if (parallel)
-            lab::parallel_copy(src, dst, count, streaming);
+            lab::parallel_copy(src, dst, count * sizeof(float), streaming);
           else
             lab::copy_floats(dst, src, count, streaming);
           lab::stream_fence();
-          const lab::Verification check = lab::verify_transpose(dst, src, 1, count);
+          const bool exact = std::memcmp(dst, src, count * sizeof(float)) == 0;
           float poisoned;
-          lab::poison(&poisoned, 1);
+          lab::poison_bytes(&poisoned, sizeof poisoned);
           const bool guards_intact = std::memcmp(dst - 1, &poisoned, sizeof poisoned) == 0 &&
                                      std::memcmp(dst + count, &poisoned, sizeof poisoned) == 0;
-          if (!check.ok() || !guards_intact) {
+          if (!exact || !guards_intact) {
             std::printf("%s%s copy of %d floats at offset %d: %s\n",
                         streaming ? "streaming" : "plain", parallel ? " parallel" : "", count,
-                        offset, guards_intact ? check.describe().c_str() : "wrote outside");
+                        offset, guards_intact ? "wrong bytes" : "wrote outside");
             return lab::kExitFailed;
           }
           ++cases;
@@ -120,9 +150,21 @@ int copies() {
 int main(int argc, char** argv) {
   if (argc < 2) return usage();
   const std::string command = argv[1];
-  if (command == "verify") return verify(argc, argv);
-  if (command == "fill-distinct") return fill_distinct(argc, argv);
   if (command == "copies" && argc == 2) return copies();
   if (command == "csv-header" && argc == 2) return std::puts(lab::kCsvHeader) >= 0 ? 0 : 1;
-  return usage();
+  if (argc < 4) return usage();
+  const lab::Dtype* type = dtype_or_null(argv[2]);
+  if (type == nullptr) return lab::kExitUsage;
+  if (command == "fills" && argc == 4) {
+    std::printf("%d\n", lab::fills_needed(*type, std::atoll(argv[3])));
+    return lab::kExitOk;
+  }
+  if (argc < 5) return usage();
+  const Index a = std::atoll(argv[3]), b = std::atoll(argv[4]);
+  return lab::with_storage_type(type->bytes, [&](auto element) {
+    using T = decltype(element);
+    if (command == "verify") return verify<T>(*type, a, b, argc - 5, argv + 5);
+    if (command == "fill-distinct" && argc == 5) return fill_distinct<T>(*type, a, b);
+    return usage();
+  });
 }

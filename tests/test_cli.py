@@ -3,12 +3,13 @@ result; --help prints usage and exits 0. Every step shares the parser, so every 
 checked (the CUDA ones too: parsing comes before looking for a device)."""
 import pytest
 
-from conftest import CPU_STEPS, CUDA_STEPS, EXIT_USAGE, binary, run
+from conftest import CPU_STEPS, CUDA_STEPS, DTYPES, EXIT_USAGE, binary, run
 
 BAD_ARGUMENTS = [
     ["abc"], ["12x"], ["0"], ["-5"], ["64", "0"], ["64", "-1"], ["1e3"], ["64", "64", "64"],
     ["3000000000"], ["--reps", "0"], ["--reps", "x"], ["--reps"], ["--csv"], ["--bogus"],
     ["64", "+64"], [" 64"], ["64", ""],
+    ["--dtype"], ["--dtype", "float"], ["--dtype", "FLOAT32"], ["--dtype", ""], ["64", "--dtype"],
 ]
 
 
@@ -40,3 +41,14 @@ def test_help_prints_usage_and_exits_0(step):
     done = run(step, "--help")
     assert done.returncode == 0
     assert done.stdout.startswith("usage:")
+
+
+@pytest.mark.parametrize("step", CPU_STEPS + CUDA_STEPS)
+def test_unknown_dtype_lists_the_names(step):
+    if not binary(step).exists():
+        pytest.skip(f"{step} is not built (no nvcc?)")
+    done = run(step, 64, "--dtype", "int4")
+    assert done.returncode == EXIT_USAGE
+    first = done.stderr.splitlines()[0]
+    assert "unknown --dtype 'int4'" in first
+    assert all(name in first for name in DTYPES)

@@ -4,7 +4,7 @@ import csv
 
 import pytest
 
-from conftest import CPU_STEPS, EXIT_NO_MEMORY, run
+from conftest import CPU_STEPS, DTYPES, ELEM_BYTES, EXIT_NO_MEMORY, run
 
 SHAPES = [(1, 1), (1, 7), (7, 1), (33, 17), (1000, 999), (4097, 4095)]
 
@@ -23,6 +23,31 @@ def test_every_variant_is_exact(step, rows, cols, threads, tmp_path):
     for row in rows_written:
         assert row["verified"] == "yes"
         assert (int(row["rows"]), int(row["cols"]), int(row["threads"])) == (rows, cols, threads)
+
+
+@pytest.mark.parametrize("step", CPU_STEPS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rows,cols", [(1, 300), (300, 1), (37, 411), (257, 129)],
+                         ids=lambda v: str(v))
+def test_every_variant_is_exact_for_every_type(step, dtype, rows, cols, tmp_path):
+    csv_path = tmp_path / "out.csv"
+    done = run(step, rows, cols, "--dtype", dtype, "--reps", 1, "--csv", csv_path, threads=3)
+    assert done.returncode == 0, done.stderr
+    with open(csv_path) as f:
+        rows_written = list(csv.DictReader(f))
+    assert len(rows_written) == 2
+    for row in rows_written:
+        assert row["verified"] == "yes" and row["kind"] == "cpu"
+        assert (row["dtype"], int(row["elem_bytes"])) == (dtype, ELEM_BYTES[dtype])
+        # Bandwidth counts the element's bytes: 2 * rows * cols * elem_bytes / time.
+        expected = 2 * rows * cols * ELEM_BYTES[dtype] / (float(row["median_ms"]) * 1e6)
+        assert float(row["gbps"]) == pytest.approx(expected, rel=1e-3)
+
+
+def test_uint8_takes_several_fills_and_says_so():
+    done = run("CPU.omp", 300, 300, "--dtype", "uint8", "--reps", 1)
+    assert done.returncode == 0, done.stderr
+    assert "3 fills before timing" in done.stdout
 
 
 # Rows a multiple of 16 take the blocked variant's whole-vector path (streamed where streaming is
@@ -77,8 +102,10 @@ def test_csv_with_another_schema_is_refused(tmp_path):
     assert csv_path.read_text() == "a,b,c\n1,2,3\n"
 
 
-def test_a_matrix_larger_than_memory_is_refused_cleanly():
-    done = run("CPU.omp", 2_000_000_000, 2_000_000_000)
+@pytest.mark.parametrize("dtype", ["uint8", "complex128"])
+def test_a_matrix_larger_than_memory_is_refused_cleanly(dtype):
+    done = run("CPU.omp", 2_000_000_000, 2_000_000_000, "--dtype", dtype)
     assert done.returncode == EXIT_NO_MEMORY
-    assert "needs" in done.stderr and "bytes" in done.stderr
+    needed = 2 * 2_000_000_000 ** 2 * ELEM_BYTES[dtype]  # the input and the output
+    assert f"needs {needed} bytes" in done.stderr and "available" in done.stderr
     assert done.stdout == ""

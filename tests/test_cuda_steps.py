@@ -1,26 +1,52 @@
-"""Every CUDA step, cuBLAS included, verified bitwise on awkward shapes when a GPU is present;
-reported as skipped, by name, when not. Without a GPU the programs themselves must say so in one
-line and exit 77."""
+"""Every kernel step, cuBLAS included, verified bitwise on awkward shapes and every element type it
+supports when a GPU is present; reported as skipped, by name, when not. Without a GPU the programs
+themselves must say so in one line and exit 77."""
 import csv
 
 import pytest
 
-from conftest import CUDA_STEPS, EXIT_NO_MEMORY, EXIT_SKIPPED, binary, gpu_unavailable_reason, run
+from conftest import (CUDA_STEPS, DTYPES, ELEM_BYTES, EXIT_NO_MEMORY, EXIT_SKIPPED, EXIT_USAGE,
+                      binary, gpu_unavailable_reason, run, step_variable, supported_dtypes)
 
-SHAPES = [(1, 1), (1, 33), (33, 1), (31, 33), (1000, 999), (4097, 4095), (8192, 8192)]
-OVER_2_POW_31 = (46341, 46341)  # 2,147,488,281 elements: 64-bit indexing or bust
+ODD_SHAPES = [(1, 4099), (4099, 1), (37, 4111), (2049, 1025)]
+SMALL_SHAPES = [(1, 1), (31, 33), (1000, 999)]
+# Past 2^32 elements: a uint8 matrix needs 5 fills to tell every position apart, and every index
+# product needs 64 bits.
+OVER_2_POW_32 = (65537, 65536)
+OVER_2_POW_31 = (46341, 46341)  # float32: 2,147,488,281 elements, 2 fills
+
+
+def read_rows(csv_path):
+    with open(csv_path) as f:
+        return list(csv.DictReader(f))
+
+
+def step_dtype_pairs():
+    return [(step, dtype) for step in CUDA_STEPS for dtype in DTYPES
+            if dtype in supported_dtypes(step)]
+
+
+@pytest.mark.parametrize("step,dtype", step_dtype_pairs())
+@pytest.mark.parametrize("rows,cols", ODD_SHAPES, ids=lambda v: str(v))
+def test_gpu_step_is_exact_for_every_type(step, dtype, rows, cols, needs_gpu, tmp_path):
+    csv_path = tmp_path / "out.csv"
+    done = run(step, rows, cols, "--dtype", dtype, "--reps", 2, "--csv", csv_path)
+    assert done.returncode == 0, done.stderr
+    assert "verified: all" in done.stdout
+    (row,) = read_rows(csv_path)
+    assert row["verified"] == "yes" and (int(row["rows"]), int(row["cols"])) == (rows, cols)
+    assert (row["dtype"], int(row["elem_bytes"])) == (dtype, ELEM_BYTES[dtype])
+    assert row["kind"] == step_variable(step, "STEP_KIND")[0]
 
 
 @pytest.mark.parametrize("step", CUDA_STEPS)
-@pytest.mark.parametrize("rows,cols", SHAPES, ids=lambda v: str(v))
-def test_gpu_step_is_exact(step, rows, cols, needs_gpu, tmp_path):
+@pytest.mark.parametrize("rows,cols", SMALL_SHAPES + [(8192, 8192)], ids=lambda v: str(v))
+def test_gpu_step_is_exact_for_float32(step, rows, cols, needs_gpu, tmp_path):
     csv_path = tmp_path / "out.csv"
     done = run(step, rows, cols, "--reps", 2, "--csv", csv_path)
     assert done.returncode == 0, done.stderr
-    assert "verified: all" in done.stdout
-    with open(csv_path) as f:
-        (row,) = list(csv.DictReader(f))
-    assert row["verified"] == "yes" and (int(row["rows"]), int(row["cols"])) == (rows, cols)
+    (row,) = read_rows(csv_path)
+    assert row["verified"] == "yes" and row["dtype"] == "float32"
     kernel_ms, e2e_ms = float(row["median_ms"]), float(row["e2e_ms"])
     assert kernel_ms > 0 and e2e_ms > 0
     # The copies to and from the host dwarf the kernel once the matrix is large; on a tiny one
@@ -29,13 +55,39 @@ def test_gpu_step_is_exact(step, rows, cols, needs_gpu, tmp_path):
         assert e2e_ms >= kernel_ms
 
 
-@pytest.mark.parametrize("step", CUDA_STEPS)
-def test_gpu_step_is_exact_past_2_pow_31_elements(step, needs_gpu):
-    done = run(step, *OVER_2_POW_31, "--reps", 1, timeout=900)
+def run_large(step, shape, dtype):
+    done = run(step, *shape, "--dtype", dtype, "--reps", 1, timeout=900)
     if done.returncode == EXIT_NO_MEMORY:
-        pytest.skip(f"not enough memory for {OVER_2_POW_31}: {done.stderr.strip()}")
+        pytest.skip(f"not enough memory for {shape} {dtype}: {done.stderr.strip()}")
     assert done.returncode == 0, done.stderr
-    assert f"verified: all {OVER_2_POW_31[0] * OVER_2_POW_31[1]} elements" in done.stdout
+    return done
+
+
+@pytest.mark.parametrize("step", [s for s in CUDA_STEPS if "uint8" in supported_dtypes(s)])
+def test_gpu_step_is_exact_past_2_pow_32_uint8_elements(step, needs_gpu):
+    done = run_large(step, OVER_2_POW_32, "uint8")
+    count = OVER_2_POW_32[0] * OVER_2_POW_32[1]
+    assert f"verified: all {count} elements bitwise equal to the reference over 5 fills" in done.stdout
+
+
+@pytest.mark.parametrize("step", [s for s in CUDA_STEPS if "uint8" not in supported_dtypes(s)])
+def test_library_row_is_exact_past_2_pow_31_float32_elements(step, needs_gpu):
+    done = run_large(step, OVER_2_POW_31, "float32")
+    count = OVER_2_POW_31[0] * OVER_2_POW_31[1]
+    assert f"verified: all {count} elements bitwise equal to the reference over 2 fills" in done.stdout
+
+
+@pytest.mark.parametrize("step", CUDA_STEPS)
+def test_an_unsupported_type_is_refused_in_one_line_before_the_gpu_is_looked_for(step):
+    if not binary(step).exists():
+        pytest.skip(f"{step} is not built (no nvcc?)")
+    refused = [dtype for dtype in DTYPES if dtype not in supported_dtypes(step)]
+    if not refused:
+        pytest.skip(f"{step} supports every type")
+    done = run(step, 64, "--dtype", refused[0])
+    assert done.returncode == EXIT_USAGE
+    assert f"does not support {refused[0]}" in done.stderr.splitlines()[0]
+    assert done.stdout == ""
 
 
 @pytest.mark.parametrize("step", CUDA_STEPS)
@@ -44,7 +96,7 @@ def test_without_a_gpu_the_step_says_so_in_one_line_and_exits_77(step):
         pytest.skip(f"{step} is not built (no nvcc?)")
     if gpu_unavailable_reason() is None:
         pytest.skip("a GPU is present: the no-GPU path cannot be exercised here")
-    done = run(step, 64)
+    done = run(step, 64, "--dtype", "float64")
     assert done.returncode == EXIT_SKIPPED
     assert done.stdout == ""
     assert len(done.stderr.strip().splitlines()) == 1 and "skipped: no CUDA device" in done.stderr

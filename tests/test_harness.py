@@ -1,52 +1,92 @@
-"""Unit tests of common/: the verifier, the fill and the CSV schema, through tests/harness_probe."""
+"""Unit tests of common/: the fills, the verifier and the CSV schema, through tests/harness_probe."""
 import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import DTYPES, ROOT
 
 PROBE = ROOT / "tests" / ".build" / "harness_probe"
 
 
-def probe(*args):
-    return subprocess.run([str(PROBE), *map(str, args)], capture_output=True, text=True)
+def probe(*args, env=None):
+    return subprocess.run([str(PROBE), *map(str, args)], capture_output=True, text=True, env=env)
 
 
-@pytest.mark.parametrize("rows,cols", [(1, 1), (1, 7), (7, 1), (33, 17), (64, 64)])
-def test_verifier_passes_a_correct_transpose(rows, cols):
-    done = probe("verify", rows, cols)
-    assert done.returncode == 0, done.stdout
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rows,cols", [(1, 1), (1, 7), (7, 1), (33, 17), (64, 64), (300, 301)])
+def test_verifier_passes_a_correct_transpose(dtype, rows, cols):
+    done = probe("verify", dtype, rows, cols)
+    assert done.returncode == 0, done.stdout + done.stderr
     assert f"all {rows * cols} elements" in done.stdout
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("rows,cols,out_row,out_col", [(33, 17, 5, 20), (7, 1, 0, 6), (1, 7, 6, 0)])
-def test_verifier_catches_one_wrong_element(rows, cols, out_row, out_col):
-    done = probe("verify", rows, cols, "--wrong", out_row, out_col)
+def test_verifier_catches_one_wrong_element(dtype, rows, cols, out_row, out_col):
+    done = probe("verify", dtype, rows, cols, "--wrong", out_row, out_col)
     assert done.returncode == 1
-    assert f"FAILED: 1 of {rows * cols} elements wrong" in done.stdout
-    assert f"first at output row {out_row}, col {out_col}" in done.stdout
+    assert f"1 of {rows * cols} elements wrong" in done.stdout
+    assert f"first at output row {out_row}, col {out_col}: got 0x" in done.stdout
 
 
-def test_verifier_catches_an_unwritten_element():
-    done = probe("verify", 33, 17, "--unwritten", 16, 32)
+@pytest.mark.parametrize("dtype,width", [("uint8", 2), ("float16", 4), ("complex128", 32)])
+def test_verifier_catches_an_unwritten_element(dtype, width):
+    done = probe("verify", dtype, 33, 17, "--unwritten", 16, 32)
     assert done.returncode == 1
-    assert "FAILED: 1 of 561 elements wrong; first at output row 16, col 32: got nan" in done.stdout \
-        or "got -nan" in done.stdout
-    assert "0xffffffff" in done.stdout
+    assert "1 of 561 elements wrong; first at output row 16, col 32: got 0x" + "f" * width \
+        in done.stdout
 
 
-@pytest.mark.parametrize("start,count", [(0, 1 << 20),
-                                          ((254 << 23) - 500_000, 1_000_000),  # sign boundary
-                                          ((1 << 31) - 500_000, 1_000_000)])   # past 2^31
-def test_fill_values_are_distinct_normal_floats(start, count):
-    done = probe("fill-distinct", start, count)
+def test_two_equal_bytes_swapped_are_caught_by_a_later_fill():
+    # 300 x 300 uint8: input elements 0 and 256 hold the same byte in fill 1 (the lowest digit),
+    # so one fill alone would pass this swap; the second digit tells them apart.
+    # Output (0, 0) comes from input element 0, output (256, 0) from input element 256.
+    done = probe("verify", "uint8", 300, 300, "--swap", 0, 0, 256, 0)
+    assert done.returncode == 1
+    assert "verification FAILED (fill 2 of 3): 2 of 90000 elements wrong; first at output " \
+           "row 0, col 0: got 0x01, want 0x00" in done.stdout
+
+
+@pytest.mark.parametrize("dtype,shift,caught_by", [("uint8", 65536, "fill 3 of 3"),
+                                                   ("float16", 1 << 15, "fill 2 of 2"),
+                                                   ("bfloat16", 1 << 15, "fill 2 of 2")])
+def test_an_element_read_from_a_position_with_the_same_low_digits_is_caught(dtype, shift,
+                                                                            caught_by):
+    done = probe("verify", dtype, 300, 300, "--shift", 2, 3, shift)
+    assert done.returncode == 1
+    assert f"({caught_by}): 1 of 90000 elements wrong; first at output row 2, col 3" in done.stdout
+
+
+def test_an_element_moved_by_2_pow_32_positions_is_caught():
+    # 2 x (2^31 + 8) uint8: past 2^32 elements, 5 fills; only the fifth digit (bits 32-39 of the
+    # position) differs between the right element and the one 2^32 further on.
+    cols = (1 << 31) + 8
+    done = probe("verify", "uint8", 2, cols, "--shift", 3, 0, 1 << 32)
+    if done.returncode != 1 and "could not allocate" in done.stderr:
+        pytest.skip(f"not enough memory: {done.stderr.strip()}")
+    assert "verification FAILED (fill 5 of 5): 1 of 4294967312 elements wrong; first at output " \
+           "row 3, col 0: got 0x01, want 0x00" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("dtype,count,fills", [
+    ("uint8", 1, 1), ("uint8", 256, 1), ("uint8", 257, 2), ("uint8", 1 << 26, 4),
+    ("uint8", (1 << 32) + 1, 5), ("float16", 1 << 15, 1), ("float16", (1 << 15) + 1, 2),
+    ("float32", 1 << 31, 1), ("float32", (1 << 31) + 1, 2), ("float64", 1 << 40, 1),
+    ("complex64", 1 << 40, 1), ("complex128", 1 << 40, 1)])
+def test_fills_needed(dtype, count, fills):
+    assert probe("fills", dtype, count).stdout.strip() == str(fills)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("start,count", [(0, 70_000), ((1 << 31) - 30_000, 60_000)])
+def test_fill_values_are_safe_and_together_distinct(dtype, start, count):
+    # Safe: every float part a normal number (cuBLAS's 1 * x + 0 gives back x's bits).
+    done = probe("fill-distinct", dtype, start, count)
     assert done.returncode == 0, done.stdout
 
 
 def test_csv_header_matches_the_python_reader():
-    sys.path.insert(0, str(ROOT / "plots"))
-    from results_csv import COLUMNS
+    from transpose_lab.results_csv import COLUMNS
     done = probe("csv-header")
     assert done.stdout.strip().split(",") == list(COLUMNS)
 
@@ -55,7 +95,6 @@ def test_csv_header_matches_the_python_reader():
 def test_streaming_and_plain_copies_are_exact_at_every_alignment(threads):
     # The CPU ceiling and the blocked transpose's copy-out: a short or misplaced write here
     # would flatter the ceiling or corrupt the output.
-    done = subprocess.run([str(PROBE), "copies"], capture_output=True, text=True,
-                          env={"OMP_NUM_THREADS": str(threads)})
+    done = probe("copies", env={"OMP_NUM_THREADS": str(threads)})
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip() == f"{2 * 2 * 16 * 71} copies exact"

@@ -1,0 +1,12 @@
+// A kernel step's transpose.cu, compiled once for each element size: its launcher is a template
+// over the storage type, and the harness (common/cuda_driver.cu) calls the one the --dtype needs.
+#include "cuda_step.cuh"
+#include "transpose.cu"  // the step's own file: common/step.mk compiles this in the step's folder
+
+#define LAB_INSTANTIATE_LAUNCHER(T) \
+  template LaunchShape launch_transpose<T>(const T*, T*, int, int, cudaStream_t);
+LAB_INSTANTIATE_LAUNCHER(lab::Bytes1)
+LAB_INSTANTIATE_LAUNCHER(lab::Bytes2)
+LAB_INSTANTIATE_LAUNCHER(lab::Bytes4)
+LAB_INSTANTIATE_LAUNCHER(lab::Bytes8)
+LAB_INSTANTIATE_LAUNCHER(lab::Bytes16)
