@@ -72,16 +72,35 @@ transpose:
 	@echo "$(STEP_NAME): nvcc not found: install the CUDA toolkit or pass NVCC=/path/to/nvcc" >&2
 	@exit 1
 else
+ifeq ($(STEP_KIND),kernel)
 # The step's templates compiled once per element size: common/step_instances.cu includes
 # transpose.cu and instantiates the launcher for 1-, 2-, 4-, 8- and 16-byte storage types.
 $(BUILD_DIR)/kernel.o: transpose.cu $(COMMON_DIR)/step_instances.cu $(HEADERS) | $(BUILD_DIR)
 	$(NVCC) $(NVCCFLAGS) $(STEP_DEFINES) -I. -c $(COMMON_DIR)/step_instances.cu -o $@
+STEP_OBJECTS := $(BUILD_DIR)/kernel.o
+else
+# host_pipeline and distributed steps: transpose.cu is the step's own lesson (pieces, streams, the
+# exchange); the kernel it runs is a kernel step's launcher, linked, not copied:
+#   STEP_KERNEL := CUDA.v6_locality
+$(BUILD_DIR)/step.o: transpose.cu $(HEADERS) | $(BUILD_DIR)
+	$(NVCC) $(NVCCFLAGS) $(STEP_DEFINES) $(STEP_DRIVER_FLAGS) -c transpose.cu -o $@
+STEP_OBJECTS := $(BUILD_DIR)/step.o
+ifneq ($(STEP_KERNEL),)
+KERNEL_DIR := $(COMMON_DIR)/../$(STEP_KERNEL)
+# Renamed so that the kernel step's summary does not collide with this step's own.
+$(BUILD_DIR)/reused_kernel.o: $(KERNEL_DIR)/transpose.cu $(COMMON_DIR)/step_instances.cu \
+                              $(HEADERS) | $(BUILD_DIR)
+	$(NVCC) $(NVCCFLAGS) -DkStepSummary=kReusedKernelSummary -I$(KERNEL_DIR) \
+	  -c $(COMMON_DIR)/step_instances.cu -o $@
+STEP_OBJECTS += $(BUILD_DIR)/reused_kernel.o
+endif
+endif
 
 # The driver holds no kernels: compiled once, not once per architecture.
 $(BUILD_DIR)/driver.o: $(COMMON_DIR)/$(CUDA_DRIVER) $(HEADERS) | $(BUILD_DIR)
 	$(NVCC) $(NVCC_HOST_FLAGS) $(STEP_DEFINES) $(STEP_DRIVER_FLAGS) -c $< -o $@
 
-transpose: $(BUILD_DIR)/kernel.o $(BUILD_DIR)/driver.o $(HOST_OBJECTS)
+transpose: $(STEP_OBJECTS) $(BUILD_DIR)/driver.o $(HOST_OBJECTS)
 	$(NVCC) $(NVCCFLAGS) $^ -o $@ -lgomp $(STEP_LDLIBS)
 endif
 endif
