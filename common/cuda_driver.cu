@@ -13,6 +13,7 @@
 #include "cli.hpp"
 #include "config.hpp"
 #include "cuda_check.cuh"
+#include "cuda_harness.cuh"
 #include "cuda_step.cuh"
 #include "host_memory.hpp"
 #include "matrix.hpp"
@@ -25,123 +26,6 @@ namespace {
 using lab::Index;
 
 const lab::Dtype* g_requested_dtype = nullptr;
-
-template <class T>
-struct PinnedDeleter {
-  void operator()(T* p) const { cudaFreeHost(p); }
-};
-template <class T>
-using PinnedArray = std::unique_ptr<T[], PinnedDeleter<T>>;
-struct DeviceDeleter {
-  void operator()(void* p) const { cudaFree(p); }
-};
-template <class T>
-using DeviceArray = std::unique_ptr<T[], DeviceDeleter>;
-
-// Pinned host memory (fast, asynchronous copies); exits cleanly when it cannot be had.
-template <class T>
-PinnedArray<T> allocate_pinned(std::size_t count, const char* what) {
-  void* raw = nullptr;
-  if (cudaMallocHost(&raw, std::max<std::size_t>(count, 1) * sizeof(T)) != cudaSuccess) {
-    std::fprintf(stderr, "error: could not pin %s of host memory for %s\n",
-                 lab::format_bytes(count * sizeof(T)).c_str(), what);
-    std::exit(lab::kExitNoMemory);
-  }
-  return PinnedArray<T>(static_cast<T*>(raw));
-}
-
-template <class T>
-DeviceArray<T> allocate_device(std::size_t count) {
-  void* raw = nullptr;
-  CUDA_CHECK(cudaMalloc(&raw, std::max<std::size_t>(count, 1) * sizeof(T)));
-  return DeviceArray<T>(static_cast<T*>(raw));
-}
-
-// Launch and check at once: a bad configuration must not pass as a fast kernel.
-template <class T>
-LaunchShape launch_checked(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
-  const LaunchShape shape = launch_transpose(in, out, rows, cols, stream);
-  const cudaError_t status = cudaGetLastError();
-  if (status == cudaErrorInvalidConfiguration) {
-    std::fprintf(stderr,
-                 "error: %s cannot launch for %d x %d: grid (%u, %u, %u) of blocks (%u, %u, %u) "
-                 "exceeds the device's limits (gridDim.y and .z are at most 65535)\n",
-                 STEP_NAME, rows, cols, shape.grid.x, shape.grid.y, shape.grid.z, shape.block.x,
-                 shape.block.y, shape.block.z);
-    std::exit(lab::kExitFailed);
-  }
-  CUDA_CHECK(status);
-  return shape;
-}
-
-// Before every timed launch the L2 cache is overwritten (as NVIDIA's nvbench does), so that a
-// matrix small enough to stay in L2 (50 MB on an H100, 60 MB on an H200) is read from DRAM like
-// a large one, by the step and by its ceiling alike: no figure passes 100% of the copy because the
-// second launch found its input in cache.
-class L2Flush {
- public:
-  explicit L2Flush(const cudaDeviceProp& properties)
-      : bytes_(static_cast<std::size_t>(std::max(properties.l2CacheSize, 0))) {
-    if (bytes_ != 0) buffer_ = allocate_device<unsigned char>(bytes_);
-  }
-  void operator()(cudaStream_t stream) const {
-    if (bytes_ != 0) CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0, bytes_, stream));
-  }
-
- private:
-  std::size_t bytes_;
-  DeviceArray<unsigned char> buffer_;
-};
-
-// Event-timed runs of each piece of work, after warm-up. With several pieces the runs alternate
-// (a, b, a, b, ...), so every piece sees the same clocks and the same state of the memory system
-// and a drift cannot favour one of them. `before` runs ahead of each timed piece, outside the
-// events (the L2 flush). Returns the median time of each piece.
-template <class Before, class... Work>
-std::vector<double> median_event_ms(int reps, cudaStream_t stream, Before&& before,
-                                    Work&&... work) {
-  lab::warm_up([&] {
-    (work(), ...);
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-  });
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<std::vector<double>> times_ms(sizeof...(work));
-  auto time_one = [&](auto& piece, std::vector<double>& times) {
-    before();
-    CUDA_CHECK(cudaEventRecord(start, stream));
-    piece();
-    CUDA_CHECK(cudaEventRecord(stop, stream));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    times.push_back(ms);
-  };
-  for (int i = 0; i < reps; ++i) {
-    std::size_t index = 0;
-    (time_one(work, times_ms[index++]), ...);
-  }
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  std::vector<double> medians;
-  for (const auto& times : times_ms) medians.push_back(lab::median(times));
-  return medians;
-}
-
-std::string describe_launch(const LaunchShape& shape) {
-  if (shape.grid.x == 0) return "library call";
-  char text[96];
-  std::snprintf(text, sizeof text, "grid %ux%ux%u block %ux%ux%u", shape.grid.x, shape.grid.y,
-                shape.grid.z, shape.block.x, shape.block.y, shape.block.z);
-  return text;
-}
-
-std::int64_t threads_launched(const LaunchShape& shape) {
-  if (shape.grid.x == 0) return 0;
-  return std::int64_t{shape.grid.x} * shape.grid.y * shape.grid.z * shape.block.x * shape.block.y *
-         shape.block.z;
-}
 
 void fail_verification(const char* when, const lab::Verification& check) {
   std::fprintf(stderr, "%s (%s): %s\n", STEP_NAME, when, check.describe().c_str());
@@ -167,11 +51,11 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
   }
   lab::require_host_memory(2 * bytes, "the input and the output");
 
-  PinnedArray<T> host_in = allocate_pinned<T>(count, "the input");
-  PinnedArray<T> host_out = allocate_pinned<T>(count, "the output");
-  DeviceArray<T> device_in = allocate_device<T>(count);
-  DeviceArray<T> device_out = allocate_device<T>(count);
-  const L2Flush flush_l2(properties);
+  lab::PinnedArray<T> host_in = lab::allocate_pinned<T>(count, "the input");
+  lab::PinnedArray<T> host_out = lab::allocate_pinned<T>(count, "the output");
+  lab::DeviceArray<T> device_in = lab::allocate_device<T>(count);
+  lab::DeviceArray<T> device_out = lab::allocate_device<T>(count);
+  const lab::L2Flush flush_l2(properties);
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreate(&stream));
 
@@ -181,7 +65,8 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
       lab::verify_every_fill(dtype, host_in.get(), host_out.get(), rows, cols, [&] {
         CUDA_CHECK(cudaMemcpy(device_in.get(), host_in.get(), bytes, cudaMemcpyHostToDevice));
         CUDA_CHECK(cudaMemsetAsync(device_out.get(), lab::kPoisonByte, bytes, stream));
-        shape = launch_checked(device_in.get(), device_out.get(), rows, cols, stream);
+        shape =
+            lab::launch_checked(STEP_NAME, device_in.get(), device_out.get(), rows, cols, stream);
         CUDA_CHECK(cudaStreamSynchronize(stream));
         CUDA_CHECK(cudaMemcpy(host_out.get(), device_out.get(), bytes, cudaMemcpyDeviceToHost));
       });
@@ -189,15 +74,17 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
 
   // One launch bracketed for Nsight Compute (`ncu --profile-from-start off`); a no-op otherwise.
   CUDA_CHECK(cudaProfilerStart());
-  launch_checked(device_in.get(), device_out.get(), rows, cols, stream);
+  lab::launch_checked(STEP_NAME, device_in.get(), device_out.get(), rows, cols, stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));
   CUDA_CHECK(cudaProfilerStop());
 
   // The kernel and its ceiling, the device-to-device copy of the same bytes, timed alternately,
   // each after an L2 flush.
-  const std::vector<double> kernel_and_copy_ms = median_event_ms(
+  const std::vector<double> kernel_and_copy_ms = lab::median_event_ms(
       options.reps, stream, [&] { flush_l2(stream); },
-      [&] { launch_checked(device_in.get(), device_out.get(), rows, cols, stream); },
+      [&] {
+        lab::launch_checked(STEP_NAME, device_in.get(), device_out.get(), rows, cols, stream);
+      },
       [&] {
         CUDA_CHECK(cudaMemcpyAsync(device_out.get(), device_in.get(), bytes,
                                    cudaMemcpyDeviceToDevice, stream));
@@ -207,12 +94,12 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
   // End to end, what a caller with the matrix in host memory pays; its result is verified too.
   CUDA_CHECK(cudaMemsetAsync(device_out.get(), lab::kPoisonByte, bytes, stream));
   lab::poison_bytes(host_out.get(), bytes);
-  const double e2e_ms = median_event_ms(
+  const double e2e_ms = lab::median_event_ms(
       std::min(options.reps, lab::kMaxEndToEndReps), stream, [] {},
       [&] {
         CUDA_CHECK(
             cudaMemcpyAsync(device_in.get(), host_in.get(), bytes, cudaMemcpyHostToDevice, stream));
-        launch_checked(device_in.get(), device_out.get(), rows, cols, stream);
+        lab::launch_checked(STEP_NAME, device_in.get(), device_out.get(), rows, cols, stream);
         CUDA_CHECK(cudaMemcpyAsync(host_out.get(), device_out.get(), bytes, cudaMemcpyDeviceToHost,
                                    stream));
       })[0];
@@ -229,8 +116,8 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
   m.kind = STEP_KIND;
   m.rows = rows;
   m.cols = cols;
-  m.threads = threads_launched(shape);
-  m.launch = describe_launch(shape);
+  m.threads = lab::threads_launched(shape);
+  m.launch = lab::describe_launch(shape);
   m.reps = options.reps;
   m.median_ms = kernel_ms;
   m.e2e_ms = e2e_ms;

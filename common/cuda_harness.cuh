@@ -1,0 +1,142 @@
+// The CUDA side of the harness, shared by every CUDA driver (kernel, host pipeline, distributed):
+// checked allocations, checked launches, the L2 flush and event timing.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "cuda_check.cuh"
+#include "cuda_step.cuh"
+#include "host_memory.hpp"
+#include "timer.hpp"
+
+namespace lab {
+
+template <class T>
+struct PinnedDeleter {
+  void operator()(T* p) const { cudaFreeHost(p); }
+};
+template <class T>
+using PinnedArray = std::unique_ptr<T[], PinnedDeleter<T>>;
+struct DeviceDeleter {
+  void operator()(void* p) const { cudaFree(p); }
+};
+template <class T>
+using DeviceArray = std::unique_ptr<T[], DeviceDeleter>;
+
+// Pinned host memory (fast, asynchronous copies); exits cleanly when it cannot be had.
+template <class T>
+PinnedArray<T> allocate_pinned(std::size_t count, const char* what) {
+  void* raw = nullptr;
+  if (cudaMallocHost(&raw, std::max<std::size_t>(count, 1) * sizeof(T)) != cudaSuccess) {
+    std::fprintf(stderr, "error: could not pin %s of host memory for %s\n",
+                 format_bytes(count * sizeof(T)).c_str(), what);
+    std::exit(kExitNoMemory);
+  }
+  return PinnedArray<T>(static_cast<T*>(raw));
+}
+
+template <class T>
+DeviceArray<T> allocate_device(std::size_t count) {
+  void* raw = nullptr;
+  CUDA_CHECK(cudaMalloc(&raw, std::max<std::size_t>(count, 1) * sizeof(T)));
+  return DeviceArray<T>(static_cast<T*>(raw));
+}
+
+// Launch and check at once: a bad configuration must not pass as a fast kernel.
+// `program` names the step in the message.
+template <class T>
+LaunchShape launch_checked(const char* program, const T* in, T* out, int rows, int cols,
+                           cudaStream_t stream) {
+  const LaunchShape shape = launch_transpose(in, out, rows, cols, stream);
+  const cudaError_t status = cudaGetLastError();
+  if (status == cudaErrorInvalidConfiguration) {
+    std::fprintf(stderr,
+                 "error: %s cannot launch for %d x %d: grid (%u, %u, %u) of blocks (%u, %u, %u) "
+                 "exceeds the device's limits (gridDim.y and .z are at most 65535)\n",
+                 program, rows, cols, shape.grid.x, shape.grid.y, shape.grid.z, shape.block.x,
+                 shape.block.y, shape.block.z);
+    std::exit(kExitFailed);
+  }
+  CUDA_CHECK(status);
+  return shape;
+}
+
+// Before every timed launch the L2 cache is overwritten (as NVIDIA's nvbench does), so that a
+// matrix small enough to stay in L2 (50 MB on an H100, 60 MB on an H200) is read from DRAM like
+// a large one, by the step and by its ceiling alike: no figure passes 100% of the copy because the
+// second launch found its input in cache.
+class L2Flush {
+ public:
+  explicit L2Flush(const cudaDeviceProp& properties)
+      : bytes_(static_cast<std::size_t>(std::max(properties.l2CacheSize, 0))) {
+    if (bytes_ != 0) buffer_ = allocate_device<unsigned char>(bytes_);
+  }
+  void operator()(cudaStream_t stream) const {
+    if (bytes_ != 0) CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0, bytes_, stream));
+  }
+
+ private:
+  std::size_t bytes_;
+  DeviceArray<unsigned char> buffer_;
+};
+
+// Event-timed runs of each piece of work, after warm-up. With several pieces the runs alternate
+// (a, b, a, b, ...), so every piece sees the same clocks and the same state of the memory system
+// and a drift cannot favour one of them. `before` runs ahead of each timed piece, outside the
+// events (the L2 flush). Returns the median time of each piece.
+template <class Before, class... Work>
+std::vector<double> median_event_ms(int reps, cudaStream_t stream, Before&& before,
+                                    Work&&... work) {
+  warm_up([&] {
+    (work(), ...);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+  });
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<std::vector<double>> times_ms(sizeof...(work));
+  auto time_one = [&](auto& piece, std::vector<double>& times) {
+    before();
+    CUDA_CHECK(cudaEventRecord(start, stream));
+    piece();
+    CUDA_CHECK(cudaEventRecord(stop, stream));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    times.push_back(ms);
+  };
+  for (int i = 0; i < reps; ++i) {
+    std::size_t index = 0;
+    (time_one(work, times_ms[index++]), ...);
+  }
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  std::vector<double> medians;
+  for (const auto& times : times_ms) medians.push_back(median(times));
+  return medians;
+}
+
+std::string describe_launch(const LaunchShape& shape) {
+  if (shape.grid.x == 0) return "library call";
+  char text[96];
+  std::snprintf(text, sizeof text, "grid %ux%ux%u block %ux%ux%u", shape.grid.x, shape.grid.y,
+                shape.grid.z, shape.block.x, shape.block.y, shape.block.z);
+  return text;
+}
+
+std::int64_t threads_launched(const LaunchShape& shape) {
+  if (shape.grid.x == 0) return 0;
+  return std::int64_t{shape.grid.x} * shape.grid.y * shape.grid.z * shape.block.x * shape.block.y *
+         shape.block.z;
+}
+
+}  // namespace lab
