@@ -13,6 +13,7 @@ LAST_STEP := $(lastword $(CUDA_STEPS))
 ROWS ?= 8192
 COLS ?= $(ROWS)
 REPS ?=
+DTYPE ?= float32
 PROFILE_SIZE ?= 4096
 SCALING_SIZE ?= 8192
 SWEEP_SIZES ?= 256 512 1000 1024 2048 3000 4096 6000 8192 12000 16384
@@ -43,11 +44,12 @@ else
   PY_READY := $(VENV)/.ready
 endif
 
-RUN_STEPS := $(PY) tools/run_steps.py
+RUN_STEPS := $(PY) -m transpose_lab.run_steps
 SIZE_ARGS := --rows $(ROWS) --cols $(COLS) $(if $(REPS),--reps $(REPS))
+DTYPE_ARG := --dtype $(DTYPE)
 
 .DEFAULT_GOAL := help
-.PHONY: help all run-all scaling sweep bench plots profile readme test diff format clean \
+.PHONY: help all run-all scaling sweep bench dtypes plots profile readme test diff format clean \
         $(STEPS) tests-build
 
 help:
@@ -62,6 +64,7 @@ help:
 	@echo "  make scaling       CPU.omp at OMP_NUM_THREADS = 1, 2, 4, ... cores -> results/scaling.csv"
 	@echo "  make sweep         every step over SWEEP_SIZES -> results/sweep.csv"
 	@echo "  make bench         copy ceiling vs cuBLAS vs $(LAST_STEP) on BENCH_SHAPES -> results/bench.csv"
+	@echo "  make dtypes        every step for every element type at ROWS x COLS -> results/dtypes.csv, dtypes.png"
 	@echo "  make profile       Nsight Compute metrics of every CUDA step -> results/profile.csv"
 	@echo "  make plots         PNG pictures from the CSV files in results/"
 	@echo "  make readme        regenerate the README tables from RESULTS (default results/)"
@@ -69,7 +72,9 @@ help:
 	@echo "  make format        clang-format every C++/CUDA source"
 	@echo "  make clean         remove builds and results"
 	@echo
-	@echo "Variables: ROWS COLS REPS SCALING_SIZE SWEEP_SIZES BENCH_SHAPES PROFILE_SIZE CUDA_ARCH"
+	@echo "Variables: ROWS COLS REPS DTYPE SCALING_SIZE SWEEP_SIZES BENCH_SHAPES PROFILE_SIZE CUDA_ARCH"
+	@echo "  DTYPE (run-all, scaling, sweep, bench, profile; default float32): uint8 float16 bfloat16"
+	@echo "        float32 float64 complex64 complex128"
 
 all: $(BUILT_STEPS)
 	$(NVCC_NOTE)
@@ -77,42 +82,52 @@ all: $(BUILT_STEPS)
 $(STEPS):
 	@$(MAKE) --no-print-directory -C $@
 
-$(VENV)/.ready: plots/requirements.txt
+$(VENV)/.ready: requirements.txt
 	@echo "setting up a local Python environment in $(VENV) (first time only)"
 	$(PYTHON_SYSTEM) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -r plots/requirements.txt
+	$(VENV)/bin/python -m pip install --quiet -r requirements.txt
 	@touch $@
 
 run-all: all $(PY_READY)
 	@mkdir -p $(RESULTS)
-	$(OMP_PIN) $(RUN_STEPS) run-all --steps $(STEPS) $(SIZE_ARGS) --csv $(RESULTS)/run_all.csv
+	$(OMP_PIN) $(RUN_STEPS) run-all --steps $(STEPS) $(SIZE_ARGS) $(DTYPE_ARG) --csv $(RESULTS)/run_all.csv
 
 scaling: $(CPU_STEPS) $(PY_READY)
 	@mkdir -p $(RESULTS)
 	$(OMP_PIN) $(RUN_STEPS) scaling --steps $(CPU_STEPS) --rows $(SCALING_SIZE) --cols $(SCALING_SIZE) \
-	  $(if $(REPS),--reps $(REPS)) --csv $(RESULTS)/scaling.csv
+	  $(if $(REPS),--reps $(REPS)) $(DTYPE_ARG) --csv $(RESULTS)/scaling.csv
 
 sweep: all $(PY_READY)
 	@mkdir -p $(RESULTS)
 	$(OMP_PIN) $(RUN_STEPS) sweep --steps $(STEPS) --sizes $(SWEEP_SIZES) $(if $(REPS),--reps $(REPS)) \
-	  --csv $(RESULTS)/sweep.csv
+	  $(DTYPE_ARG) --csv $(RESULTS)/sweep.csv
 
 bench: $(LAST_STEP) $(REFERENCE_STEPS) $(PY_READY)
 	@mkdir -p $(RESULTS)
 	$(RUN_STEPS) bench --steps $(REFERENCE_STEPS) $(LAST_STEP) --shapes $(BENCH_SHAPES) \
-	  $(if $(REPS),--reps $(REPS)) --csv $(RESULTS)/bench.csv
+	  $(if $(REPS),--reps $(REPS)) $(DTYPE_ARG) --csv $(RESULTS)/bench.csv
+
+# Every step for every element type at ROWS x COLS: one CSV, one step x dtype table, one picture
+# (the picture is drawn even when a step failed, from the rows that were written).
+dtypes: all $(PY_READY)
+	@mkdir -p $(RESULTS)
+	@status=0; $(OMP_PIN) $(RUN_STEPS) dtypes --steps $(STEPS) $(SIZE_ARGS) \
+	  --csv $(RESULTS)/dtypes.csv || status=$$?; \
+	[ ! -f $(RESULTS)/dtypes.csv ] || $(PY) -m transpose_lab.plot_dtypes \
+	  --csv $(RESULTS)/dtypes.csv --out $(RESULTS)/dtypes.png || status=1; exit $$status
 
 profile: all $(PY_READY)
 	@mkdir -p $(RESULTS)
-	$(PY) tools/ncu_profile.py --steps $(CUDA_STEPS) $(REFERENCE_STEPS) --size $(PROFILE_SIZE) \
-	  --csv $(RESULTS)/profile.csv
+	$(PY) -m transpose_lab.ncu_profile --steps $(CUDA_STEPS) $(REFERENCE_STEPS) \
+	  --size $(PROFILE_SIZE) $(DTYPE_ARG) --csv $(RESULTS)/profile.csv
 
 plots: $(PY_READY)
-	$(PY) tools/make_plots.py --results $(RESULTS)
+	$(PY) -m transpose_lab.make_plots --results $(RESULTS)
 
 readme: $(PY_READY)
-	$(PY) tools/readme_tables.py --results $(RESULTS) --readme README.md --steps $(STEPS)
+	$(PY) -m transpose_lab.readme_tables --results $(RESULTS) --readme README.md --steps $(STEPS) \
+	  --reference $(REFERENCE_STEPS)
 
 tests-build:
 	@$(MAKE) --no-print-directory -C tests
@@ -127,7 +142,8 @@ diff:
 	if [ -z "$$found" ] || [ -z "$$prev" ]; then \
 	  echo "usage: make diff STEP=X, X one of: $(wordlist 2,99,$(STEPS))" >&2; exit 2; fi; \
 	echo "# $(STEP) against $$prev"; \
-	diff -u $$prev/transpose.c* $(STEP)/transpose.c*; test $$? -le 1
+	old=$$(ls $$prev/transpose.c*); new=$$(ls $(STEP)/transpose.c*); \
+	diff -u --label "$$old" --label "$$new" "$$old" "$$new"; test $$? -le 1
 
 format:
 	clang-format -i common/*.cpp common/*.hpp common/*.cu common/*.cuh */transpose.c* tests/*.cpp

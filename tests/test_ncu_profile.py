@@ -1,4 +1,4 @@
-"""tools/ncu_profile.py: the parser on real Nsight Compute output captured on an H200
+"""transpose_lab.ncu_profile: the parser on real Nsight Compute output captured on an H200
 (tests/fixtures/ncu/), and the whole command end to end with a fake ncu that prints those
 captures, so every path is tested without a GPU. One test runs the real ncu where there is one.
 """
@@ -11,17 +11,13 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, gpu_unavailable_reason
+from transpose_lab import ncu_profile
+from transpose_lab.results_csv import PROFILE_COLUMNS, read_profile
 
-TOOL = ROOT / "tools" / "ncu_profile.py"
 NCU_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ncu"
 CAPTURED_STEPS = ["CUDA.v2", "CUDA.v3", "CUDA.cublas"]
 SIZE = 4096  # the captures' size
 COPY_STORE_SECTORS = SIZE * SIZE * 4 // 32  # 2,097,152
-
-sys.path.insert(0, str(ROOT / "tools"))
-sys.path.insert(0, str(ROOT / "plots"))
-import ncu_profile  # noqa: E402  (lives in tools/, found through the path above)
-from results_csv import PROFILE_COLUMNS, read_profile  # noqa: E402
 
 
 def captured(step):
@@ -182,7 +178,23 @@ def test_the_ncu_command_profiles_one_launch_of_the_step():
     assert command[:6] == ["ncu", "--profile-from-start", "off", "--clock-control", "none",
                            "--metrics"]
     assert set(command[6].split(",")) == set(ncu_profile.REQUESTED_METRICS)
-    assert command[7:] == ["--csv", "/lab/CUDA.v2/transpose", "4096", "4096", "--reps", "1"]
+    assert command[7:] == ["--csv", "/lab/CUDA.v2/transpose", "4096", "4096",
+                           "--dtype", "float32", "--reps", "1"]
+    command = ncu_profile.ncu_command("ncu", Path("/lab/CUDA.v2/transpose"), 64, "float16")
+    assert command[-4:] == ["--dtype", "float16", "--reps", "1"]
+
+
+def test_the_copy_minimum_counts_the_element_bytes():
+    # A copy of 4096 x 4096 stores every byte once: 2 bytes an element -> half the sectors.
+    assert ncu_profile.copy_store_sectors(SIZE, SIZE, 4) == COPY_STORE_SECTORS
+    assert ncu_profile.copy_store_sectors(SIZE, SIZE, 2) == COPY_STORE_SECTORS / 2
+    assert ncu_profile.copy_store_sectors(SIZE, SIZE, 16) == 4 * COPY_STORE_SECTORS
+    # The same counters read as a float16 run: twice the sectors of that smaller copy.
+    profile = ncu_profile.step_profile("CUDA.v3", kernels_of("CUDA.v3"), SIZE, SIZE, "gpu",
+                                       "float16")
+    assert (profile["dtype"], profile["elem_bytes"]) == ("float16", 2)
+    assert profile["store_sectors_vs_copy"] == 2
+    assert profile_of("CUDA.v3")["dtype"] == "float32"
 
 
 # --- The whole command, with a fake ncu and fake step programs in tmp_path.
@@ -225,8 +237,8 @@ sys.exit({exit_code})
 
 
 def run_tool(*args):
-    return subprocess.run([sys.executable, str(TOOL), *map(str, args)], capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "transpose_lab.ncu_profile", *map(str, args)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
 
 
 def test_end_to_end_with_a_fake_ncu_writes_the_csv_and_the_table(tmp_path):
@@ -254,7 +266,7 @@ def test_end_to_end_with_a_fake_ncu_writes_the_csv_and_the_table(tmp_path):
     calls = (tmp_path / "ncu_calls.txt").read_text().splitlines()
     assert len(calls) == len(CAPTURED_STEPS)
     assert calls[0].startswith("--profile-from-start off --clock-control none --metrics ")
-    assert calls[0].endswith(f"{root}/CUDA.v2/transpose 4096 4096 --reps 1")
+    assert calls[0].endswith(f"{root}/CUDA.v2/transpose 4096 4096 --dtype float32 --reps 1")
 
 
 def assert_one_line_skip(done, csv_path, *words):
@@ -341,3 +353,25 @@ def test_real_ncu_counts_v2_stores_at_eight_times_a_copy(tmp_path):
     assert row["store_sectors_vs_copy"] == pytest.approx(8, rel=0.01)
     assert row["gld_sectors_per_request"] == pytest.approx(4, rel=0.01)
     assert row["device"] != ncu_profile.UNKNOWN_DEVICE
+
+
+def test_a_step_that_does_not_support_the_dtype_is_n_a_not_a_failure(tmp_path):
+    refused = make_executable(tmp_path / "refused.txt",
+                              "CUDA.cublas: error: CUDA.cublas does not support --dtype uint8\n")
+    steps = ["CUDA.v2", "CUDA.cublas"]
+    root = fake_lab(tmp_path, steps)
+    # The fake ncu prints the step's own refusal and exits as the step did (2).
+    ncu = fake_ncu(tmp_path, {"CUDA.cublas": str(refused)})
+    text = ncu.read_text().replace("sys.exit(0)",
+                                   "sys.exit(2 if 'refused' in fixture else 0)")
+    ncu.write_text(text)
+    csv_path = tmp_path / "profile.csv"
+    done = run_tool("--steps", *steps, "--csv", csv_path, "--ncu", ncu, "--root", root,
+                    "--dtype", "uint8")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "CUDA.cublas: n/a: CUDA.cublas: error: CUDA.cublas does not support" in done.stdout
+    (row,) = read_profile(csv_path)
+    assert (row["step"], row["dtype"], row["elem_bytes"]) == ("CUDA.v2", "uint8", 1)
+    assert "one launch per step, 4096 x 4096 uint8" in done.stdout  # the table names the type
+    calls = (tmp_path / "ncu_calls.txt").read_text()
+    assert "--dtype uint8" in calls

@@ -1,7 +1,8 @@
-"""The plot scripts and their shared CSV reader (plots/results_csv.py).
+"""The plots (transpose_lab.plot_*) and their shared CSV reader (transpose_lab.results_csv).
 
-Each script runs as a student would run it (a subprocess) on the hand-made fixtures in
-tests/fixtures/, and must write a real PNG; bad input must fail with a message naming the file.
+Each plot runs as a student would run it (python -m transpose_lab.plot_NAME, a subprocess from the
+repository root) on the hand-made fixtures in tests/fixtures/, and must write a real PNG; bad
+input must fail with a message naming the file.
 """
 
 import subprocess
@@ -10,29 +11,31 @@ from pathlib import Path
 
 import pytest
 
+from transpose_lab import plot_style, report_tables, results_csv
+from transpose_lab.results_csv import COLUMNS, DTYPES, ResultsError, read_results
+
 REPO = Path(__file__).resolve().parent.parent
-PLOTS = REPO / "plots"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
-sys.path.insert(0, str(PLOTS))
-import results_csv  # noqa: E402  (lives in plots/, found through the path above)
-from results_csv import COLUMNS, ResultsError, read_results  # noqa: E402
-
-# Each script with the fixture it is meant for.
+# Each plot with the fixture it is meant for.
 SCRIPTS = {
-    "plot_progression.py": "run_all.csv",
-    "plot_bandwidth.py": "sweep.csv",
-    "plot_scaling.py": "scaling.csv",
-    "plot_e2e.py": "sweep.csv",
-    "plot_profile.py": "profile.csv",
+    "plot_progression": "run_all.csv",
+    "plot_bandwidth": "sweep.csv",
+    "plot_scaling": "scaling.csv",
+    "plot_e2e": "sweep.csv",
+    "plot_profile": "profile.csv",
+    "plot_dtypes": "dtypes.csv",
 }
 
 
-def run_script(script, csv_path, out_path):
-    return subprocess.run([sys.executable, str(PLOTS / script), "--csv", str(csv_path),
-                           "--out", str(out_path)],
-                          capture_output=True, text=True, timeout=120)
+def run_module(module, *args):
+    return subprocess.run([sys.executable, "-m", f"transpose_lab.{module}", *map(str, args)],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+
+
+def run_script(script, csv_path, out_path, *extra):
+    return run_module(script, "--csv", csv_path, "--out", out_path, *extra)
 
 
 def write_csv(path, lines):
@@ -58,8 +61,7 @@ def test_script_writes_a_png(script, tmp_path):
 
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_help_exits_zero(script):
-    result = subprocess.run([sys.executable, str(PLOTS / script), "--help"],
-                            capture_output=True, text=True, timeout=60)
+    result = run_module(script, "--help")
     assert result.returncode == 0
     assert "--csv" in result.stdout and "--out" in result.stdout
 
@@ -98,7 +100,7 @@ def assert_clean_failure(result, file_name, problem, out):
 
 
 def test_results_header_is_not_a_profile(tmp_path):
-    result = run_script("plot_profile.py", FIXTURES / "run_all.csv", tmp_path / "plot.png")
+    result = run_script("plot_profile", FIXTURES / "run_all.csv", tmp_path / "plot.png")
     assert result.returncode == 1
     assert "missing column(s) kernel" in result.stderr
 
@@ -106,8 +108,8 @@ def test_results_header_is_not_a_profile(tmp_path):
 # --- Valid files with nothing for a plot: "skipped:", exit 0, no PNG.
 
 @pytest.mark.parametrize("script, fixture, reason", [
-    ("plot_progression.py", "scaling.csv", "no GPU rows"),
-    ("plot_e2e.py", "scaling.csv", "no GPU rows"),
+    ("plot_progression", "scaling.csv", "no GPU rows"),
+    ("plot_e2e", "scaling.csv", "no GPU rows"),
 ])
 def test_script_skips_without_relevant_rows(script, fixture, reason, tmp_path):
     out = tmp_path / "plot.png"
@@ -118,7 +120,7 @@ def test_script_skips_without_relevant_rows(script, fixture, reason, tmp_path):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("script", [s for s in SCRIPTS if s != "plot_profile.py"])
+@pytest.mark.parametrize("script", [s for s in SCRIPTS if s != "plot_profile"])
 def test_header_only_file_is_skipped(script, tmp_path):
     csv_path = write_csv(tmp_path / "header_only.csv", [",".join(COLUMNS)])
     result = run_script(script, csv_path, tmp_path / "plot.png")
@@ -129,7 +131,7 @@ def test_header_only_file_is_skipped(script, tmp_path):
 def test_scaling_with_one_thread_count_is_skipped(tmp_path):
     lines = fixture_lines("scaling.csv")
     one_count = [lines[0]] + [line for line in lines[1:] if ",8192,8192,1," in line]
-    result = run_script("plot_scaling.py", write_csv(tmp_path / "one.csv", one_count),
+    result = run_script("plot_scaling", write_csv(tmp_path / "one.csv", one_count),
                         tmp_path / "plot.png")
     assert result.returncode == 0, result.stderr
     assert "one thread count" in result.stdout
@@ -139,17 +141,17 @@ def test_unverified_rows_are_left_out_with_a_warning(tmp_path):
     lines = fixture_lines("run_all.csv")
     wrong = [line.replace(",yes,", ",no,") if line.startswith("CUDA.v3,") else line
              for line in lines]
-    result = run_script("plot_progression.py", write_csv(tmp_path / "wrong.csv", wrong),
+    result = run_script("plot_progression", write_csv(tmp_path / "wrong.csv", wrong),
                         tmp_path / "plot.png")
     assert result.returncode == 0, result.stderr
-    assert "CUDA.v3 kernel 8192 x 8192 failed verification" in result.stderr
+    assert "CUDA.v3 kernel float32 8192 x 8192 failed verification" in result.stderr
 
 
 def test_mixed_gpus_in_one_file_are_an_error(tmp_path):
     lines = fixture_lines("run_all.csv")
     mixed = [line.replace("NVIDIA H100 80GB HBM3", "Tesla T4") if line.startswith("CUDA.v1,")
              else line for line in lines]
-    result = run_script("plot_progression.py", write_csv(tmp_path / "mixed.csv", mixed),
+    result = run_script("plot_progression", write_csv(tmp_path / "mixed.csv", mixed),
                         tmp_path / "plot.png")
     assert result.returncode == 1
     assert "several devices" in result.stderr and "Tesla T4" in result.stderr
@@ -170,6 +172,8 @@ def test_read_results_converts_every_field():
     assert first["gbps"] == pytest.approx(18.5)
     assert isinstance(first["pct_of_ceiling"], float)
     assert first["verified"] is True
+    assert (first["dtype"], first["elem_bytes"], first["kind"]) == ("float32", 4, "cpu")
+    assert rows[2]["kind"] == "kernel"
     cublas = rows[-1]
     assert cublas["threads"] == 0 and cublas["launch"] == "cublasSgeam"
 
@@ -183,9 +187,10 @@ def test_read_results_unquotes_fields():
 
 def test_fixture_rows_are_self_consistent():
     # The fixtures stand in for real runs: their numbers must obey the schema's formulas.
-    for name in ("run_all.csv", "sweep.csv", "scaling.csv"):
+    for name in ("run_all.csv", "sweep.csv", "scaling.csv", "dtypes.csv"):
         for row in read_results(FIXTURES / name):
-            traffic = 2 * row["rows"] * row["cols"] * 4
+            assert row["elem_bytes"] == DTYPES[row["dtype"]]
+            traffic = 2 * row["rows"] * row["cols"] * row["elem_bytes"]
             assert row["gbps"] == pytest.approx(traffic / row["median_ms"] / 1e6, rel=1e-3)
             assert row["pct_of_ceiling"] == pytest.approx(
                 100 * row["gbps"] / row["ceiling_gbps"], abs=0.01)
@@ -222,6 +227,13 @@ def replace_field(tmp_path, column, value, line_index=2):
     ("threads", "-1", "must not be negative"),
     ("median_ms", "", "'' is not a number"),
     ("verified", "maybe", "neither 'yes' nor 'no'"),
+    ("dtype", "fp32", "'fp32' is not an element type (one of uint8, float16,"),
+    ("dtype", "", "'' is not an element type"),
+    ("kind", "gpu", "'gpu' is not a kind of step (one of cpu, kernel,"),
+    ("kind", "CPU", "'CPU' is not a kind of step"),
+    ("elem_bytes", "0", "must be positive"),
+    ("elem_bytes", "four", "not a whole number"),
+    ("elem_bytes", "8", "8 is not the size of float32 (4 bytes)"),
 ])
 def test_bad_field_names_line_and_column(column, value, problem, tmp_path):
     path = replace_field(tmp_path, column, value, line_index=3)
@@ -260,13 +272,14 @@ def test_header_in_another_order(tmp_path):
 def test_short_row_gives_line_and_counts():
     with pytest.raises(ResultsError) as error:
         read_results(FIXTURES / "short_row.csv")
-    assert "short_row.csv: line 3 has 9 field(s), the header has 15" in str(error.value)
+    assert "short_row.csv: line 3 has 12 field(s), the header has 18" in str(error.value)
 
 
 def test_read_profile_converts_counters():
     rows = results_csv.read_profile(FIXTURES / "profile.csv")
     assert [row["step"] for row in rows][:2] == ["CUDA.v1", "CUDA.v2"]
     assert (rows[0]["rows"], rows[0]["cols"]) == (4096, 4096)
+    assert (rows[0]["dtype"], rows[0]["elem_bytes"]) == ("float32", 4)
     assert rows[1]["gst_sectors"] == 8 * rows[1]["gld_sectors"]
     assert rows[-1]["kernel"].startswith("void geam_kernel<float")
     with pytest.raises(ResultsError, match="missing column"):
@@ -287,8 +300,8 @@ def test_steps_in_order_is_first_appearance():
 
 def test_best_per_step_and_size_picks_the_faster_cpu_variant():
     best = results_csv.best_per_step_and_size(read_results(FIXTURES / "sweep.csv"))
-    assert best[("CPU.omp", (8192, 8192))]["variant"] == "blocked"
-    assert best[("CUDA.v4", (2048, 8192))]["gbps"] == pytest.approx(1750.0)
+    assert best[("CPU.omp", "float32", (8192, 8192))]["variant"] == "blocked"
+    assert best[("CUDA.v4", "float32", (2048, 8192))]["gbps"] == pytest.approx(1750.0)
     assert len(best) == 5 * 4  # five steps at four sizes
 
 
@@ -302,10 +315,172 @@ def test_usable_rows_keeps_the_last_repeat_and_drops_unverified(capsys):
     assert all(row["step"] != "CUDA.v2" for row in kept)
     messages = capsys.readouterr().err
     assert "2 repeated measurement(s)" in messages
-    assert "CUDA.v2 kernel 8192 x 8192 failed verification" in messages
+    assert "CUDA.v2 kernel float32 8192 x 8192 failed verification" in messages
 
 
 def test_choose_size_takes_the_largest(capsys):
     rows = read_results(FIXTURES / "sweep.csv")
     assert results_csv.choose_size(rows, "sweep.csv") == (16384, 16384)
     assert "4 matrix sizes" in capsys.readouterr().err
+
+
+# --- Element types: rows that differ only in dtype stay apart everywhere.
+
+def as_dtype(rows, dtype, slower=2.0):
+    """Copies of rows as measurements of another element type (slower, so they differ)."""
+    return [dict(row, dtype=dtype, elem_bytes=DTYPES[dtype], median_ms=row["median_ms"] * slower,
+                 gbps=row["gbps"] / slower * DTYPES[dtype] / row["elem_bytes"])
+            for row in rows]
+
+
+def test_usable_rows_keeps_rows_that_differ_only_in_dtype(capsys):
+    rows = read_results(FIXTURES / "run_all.csv")
+    both = rows + as_dtype(rows, "float16") + as_dtype(rows, "bfloat16")
+    kept = results_csv.usable_rows(both, "f.csv")
+    assert len(kept) == 3 * len(rows)
+    assert "repeated" not in capsys.readouterr().err
+
+
+def test_best_per_step_and_size_keeps_dtypes_apart():
+    rows = read_results(FIXTURES / "sweep.csv")
+    best = results_csv.best_per_step_and_size(rows + as_dtype(rows, "float16"))
+    assert len(best) == 2 * 5 * 4
+    f32, f16 = (best[("CUDA.v4", dtype, (2048, 8192))] for dtype in ("float32", "float16"))
+    assert (f32["dtype"], f16["dtype"]) == ("float32", "float16")
+    assert f16["median_ms"] == pytest.approx(2 * f32["median_ms"])
+
+
+def test_choose_dtype_prefers_float32_and_says_so(capsys):
+    rows = read_results(FIXTURES / "dtypes.csv")
+    assert results_csv.choose_dtype(rows, "d.csv") == "float32"
+    assert "7 element types" in capsys.readouterr().err
+    assert results_csv.choose_dtype(rows, "d.csv", "bfloat16") == "bfloat16"
+    only16 = [row for row in rows if row["dtype"] in ("float16", "bfloat16")]
+    assert results_csv.choose_dtype(only16, "d.csv") == "float16"
+    with pytest.raises(results_csv.NothingToPlot, match="no rows of dtype uint8"):
+        results_csv.choose_dtype(only16, "d.csv", "uint8")
+
+
+def test_progression_table_keeps_dtypes_apart_and_compares_within_one():
+    rows = read_results(FIXTURES / "run_all.csv")
+    steps = results_csv.steps_in_order(rows)
+    header, one = report_tables.progression_table(rows, steps)
+    header, lines = report_tables.progression_table(rows + as_dtype(rows, "float16"), steps)
+    assert len(lines) == 2 * len(one)
+    names = [line[0] for line in lines]
+    assert "CUDA.v2 float32" in names and "CUDA.v2 float16" in names
+    assert "CPU.omp blocked float16" in names
+    # vs best CPU and vs previous compare rows of the same dtype: the float16 copies are all
+    # twice as slow, so their ratios equal the float32 ones.
+    by_name = {line[0]: line for line in lines}
+    for line in one:
+        name = line[0].split(" float32")[0]
+        assert by_name[f"{name} float16"][5:7] == by_name[f"{name} float32"][5:7] == line[5:7]
+    assert all(" float" not in line[0] for line in one)  # one dtype: names as before
+
+
+def test_scaling_and_bench_tables_keep_dtypes_apart():
+    rows = read_results(FIXTURES / "scaling.csv")
+    header, lines = report_tables.scaling_table(rows + as_dtype(rows, "float64"))
+    assert len(lines) == 2 * len(rows)
+    assert any(line[0] == "CPU.omp naive float64" for line in lines)
+    assert all(line[-1] != "-" for line in lines)  # each against its own dtype at 1 thread
+    rows = read_results(FIXTURES / "run_all.csv")
+    header, lines = report_tables.bench_table(rows + as_dtype(rows, "complex64"), ["8192x8192"],
+                                              "CUDA.cublas", "CUDA.v5_unroll")
+    assert [line[0] for line in lines] == ["8192x8192 float32", "8192x8192 complex64"]
+
+
+def test_dtypes_table_has_a_line_per_dtype_and_n_a_for_a_refused_one():
+    rows = read_results(FIXTURES / "dtypes.csv")
+    steps = ["CUDA.v5_unroll", "CUDA.v6_locality", "CUDA.cublas"]
+    header, lines = report_tables.dtypes_table(rows, steps, with_gbps=True)
+    assert header == ["dtype", "bytes", *steps]
+    assert [line[0] for line in lines] == list(DTYPES)
+    by_dtype = {line[0]: line for line in lines}
+    assert by_dtype["uint8"][4] == "n/a"  # the fixture's cuBLAS has no uint8 row
+    assert by_dtype["float16"][1] == by_dtype["bfloat16"][1] == "2"
+    assert by_dtype["float16"][3] != by_dtype["bfloat16"][3]  # two measurements, not one
+    assert by_dtype["float32"][3] == "97.0% (2784 GB/s)"
+    assert report_tables.dtype_table_steps(rows, ["CUDA.cublas"]) == steps
+
+
+def test_dtypes_table_takes_the_best_cpu_variant_and_names_statuses():
+    rows = read_results(FIXTURES / "dtypes.csv")
+    statuses = {("CUDA.v9", "uint8"): "skipped"}
+    header, lines = report_tables.dtypes_table(rows, ["CPU.omp", "CUDA.v9"], statuses)
+    by_dtype = {line[0]: line for line in lines}
+    assert by_dtype["float32"][2] == "50.0%"  # blocked, not naive
+    assert by_dtype["uint8"][3] == "skipped" and by_dtype["float32"][3] == "n/a"
+
+
+# --- CPU or GPU: the kind column, never the step's name.
+
+def renamed(lines, old, new, kind=None):
+    out = [lines[0]]
+    for line in lines[1:]:
+        if line.startswith(old + ","):
+            line = new + line[len(old):]
+            if kind:
+                fields = line.split(",")
+                fields[COLUMNS.index("kind")] = kind
+                line = ",".join(fields)
+        out.append(line)
+    return out
+
+
+def test_a_cpu_row_is_known_by_its_kind_whatever_its_name():
+    rows = read_results(FIXTURES / "run_all.csv")
+    odd = [dict(row, step="omp") if row["kind"] == "cpu" else row for row in rows]
+    odd += [dict(rows[2], step="CPU.lookalike")]  # a GPU row with a CPU-like name
+    assert [row["step"] for row in odd if results_csv.is_cpu(row)] == ["omp", "omp"]
+    assert results_csv.is_gpu(odd[-1]) and not results_csv.is_cpu(odd[-1])
+    assert results_csv.cpu_steps(odd) == ["omp"]
+    assert report_tables.best_cpu(odd)["variant"] == "blocked"
+    colors = plot_style.step_colors(odd)
+    assert colors["omp"] == plot_style.CPU_COLOR
+    assert colors["CPU.lookalike"] != plot_style.CPU_COLOR
+
+
+def test_plots_find_the_cpu_rows_by_kind(tmp_path):
+    lines = renamed(fixture_lines("run_all.csv"), "CPU.omp", "omp")
+    out = tmp_path / "plot.png"
+    result = run_script("plot_progression", write_csv(tmp_path / "odd.csv", lines), out)
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes()[:8] == PNG_MAGIC
+    # Named like a CPU step but of the kernel kind: no CPU rows, so nothing to compare against.
+    lines = renamed(fixture_lines("run_all.csv"), "CPU.omp", "CPU.gpu", kind="kernel")
+    result = run_script("plot_progression", write_csv(tmp_path / "no_cpu.csv", lines), out)
+    assert result.returncode == 0 and "no CPU rows" in result.stdout
+
+
+# --- The plots on several element types.
+
+@pytest.mark.parametrize("script", ["plot_progression", "plot_bandwidth", "plot_e2e"])
+def test_a_one_dtype_plot_picks_float32_from_several_and_takes_dtype(script, tmp_path):
+    out = tmp_path / "plot.png"
+    result = run_script(script, FIXTURES / "dtypes.csv", out)
+    assert result.returncode == 0, result.stderr
+    assert "plotting float32" in result.stderr and "repeated" not in result.stderr
+    out.unlink()
+    result = run_script(script, FIXTURES / "dtypes.csv", out, "--dtype", "bfloat16")
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes()[:8] == PNG_MAGIC
+
+
+def test_a_dtype_the_file_lacks_is_a_skip(tmp_path):
+    out = tmp_path / "plot.png"
+    result = run_script("plot_progression", FIXTURES / "run_all.csv", out, "--dtype", "uint8")
+    assert result.returncode == 0
+    assert "no rows of dtype uint8" in result.stdout and not out.exists()
+
+
+def test_the_dtypes_plot_draws_both_types_of_one_size():
+    from transpose_lab import plot_dtypes
+    rows = read_results(FIXTURES / "dtypes.csv")
+    best = plot_dtypes.best_per_step_and_dtype(rows)
+    assert best[("CUDA.v6_locality", "float16")] is not best[("CUDA.v6_locality", "bfloat16")]
+    assert best[("CPU.omp", "float32")]["variant"] == "blocked"
+    assert plot_dtypes.size_tick_labels()[1] == "2 B\nfloat16\nbfloat16"
+    assert set(plot_dtypes.DTYPE_MARKERS) == set(DTYPES)
+    assert len(set(plot_dtypes.DTYPE_MARKERS.values())) == len(DTYPES)

@@ -1,16 +1,23 @@
-"""The make targets' runner: run-all prints one table, skips CUDA rows without a GPU, and fails
-loudly when a step fails."""
+"""The make targets' runner (transpose_lab.run_steps): run-all prints one table, skips CUDA rows
+without a GPU, takes a step's refusal of an element type as n/a, and fails loudly when a step
+fails. Also the README tables, make_plots and the Makefile's own targets."""
 import subprocess
 import sys
 
-from conftest import CPU_STEPS, CUDA_STEPS, ROOT, gpu_unavailable_reason
+import pytest
 
-RUNNER = ROOT / "tools" / "run_steps.py"
+from conftest import CPU_STEPS, CUDA_STEPS, ROOT, gpu_unavailable_reason
+from transpose_lab import run_steps
+from transpose_lab.results_csv import COLUMNS, DTYPES, read_results
+
+
+def module(name, *args, timeout=600):
+    return subprocess.run([sys.executable, "-m", f"transpose_lab.{name}", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
 def runner(*args):
-    return subprocess.run([sys.executable, str(RUNNER), *map(str, args)], capture_output=True,
-                          text=True, timeout=600)
+    return module("run_steps", *args)
 
 
 def test_run_all_prints_one_table_with_every_step(tmp_path):
@@ -44,21 +51,40 @@ def test_readme_tables_fill_only_their_markers(tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text("intro\n<!-- table:progression -->\nstale\n<!-- end:progression -->\n"
                       "<!-- table:bench -->\nkept\n<!-- end:bench -->\noutro\n")
-    done = subprocess.run([sys.executable, str(ROOT / "tools" / "readme_tables.py"), "--results",
-                           str(tmp_path), "--readme", str(readme)], capture_output=True, text=True)
+    done = module("readme_tables", "--results", tmp_path, "--readme", readme)
     assert done.returncode == 0, done.stderr
     text = readme.read_text()
     assert text.startswith("intro\n") and text.endswith("outro\n")
     assert "stale" not in text and "| CUDA.v2 |" in text and "| step | what it does |" in text
+    assert "8192 x 8192 float32 on " in text  # the caption names the element type
     assert "kept" in text and "table bench: skipped" in done.stdout  # no bench.csv: untouched
+
+
+def test_readme_dtypes_table_says_not_run_yet_then_fills_from_dtypes_csv(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- table:dtypes -->\nold\n<!-- end:dtypes -->\n")
+    done = module("readme_tables", "--results", tmp_path, "--readme", readme)
+    assert done.returncode == 0, done.stderr
+    text = readme.read_text()
+    assert "old" not in text and "Not run yet: `make dtypes`" in text
+    (tmp_path / "dtypes.csv").write_text((FIXTURES / "dtypes.csv").read_text())
+    done = module("readme_tables", "--results", tmp_path, "--readme", readme)
+    assert done.returncode == 0, done.stderr
+    lines = readme.read_text().splitlines()
+    assert "| dtype | bytes | CUDA.v5_unroll | CUDA.v6_locality | CUDA.cublas |" in lines
+    assert "| uint8 | 1 | 25.0% (718 GB/s) | 40.0% (1148 GB/s) | n/a |" in lines
+    rows = [line.split(" | ")[0] for line in lines if line.startswith("| ") and "---" not in line]
+    assert rows == ["| dtype", *(f"| {name}" for name in DTYPES)]  # float16, bfloat16 apart
+    assert "Not run yet" not in readme.read_text()
 
 
 def test_make_plots_draws_what_it_can_and_names_what_it_cannot(tmp_path):
     (tmp_path / "run_all.csv").write_text((FIXTURES / "run_all.csv").read_text())
-    done = subprocess.run([sys.executable, str(ROOT / "tools" / "make_plots.py"), "--results",
-                           str(tmp_path)], capture_output=True, text=True, timeout=300)
+    (tmp_path / "dtypes.csv").write_text((FIXTURES / "dtypes.csv").read_text())
+    done = module("make_plots", "--results", tmp_path, timeout=300)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "progression.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "dtypes.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "scaling.png: skipped" in done.stdout and "make scaling" in done.stdout
 
 
@@ -70,9 +96,10 @@ def make(*args):
 def test_make_help_lists_every_target():
     done = make("help")
     assert done.returncode == 0
-    for target in ("all", "run-all", "test", "scaling", "sweep", "bench", "profile", "plots",
-                   "readme", "diff", "clean"):
+    for target in ("all", "run-all", "test", "scaling", "sweep", "bench", "dtypes", "profile",
+                   "plots", "readme", "diff", "clean"):
         assert f"make {target}" in done.stdout
+    assert "DTYPE" in done.stdout
 
 
 def test_without_nvcc_make_builds_the_cpu_steps_and_says_so_once():
@@ -85,6 +112,8 @@ def test_without_nvcc_make_builds_the_cpu_steps_and_says_so_once():
 def test_make_diff_shows_only_the_lesson_of_v4():
     done = make("diff", "STEP=CUDA.v4")
     assert done.returncode == 0
+    labels = [line for line in done.stdout.splitlines() if line.startswith(("---", "+++"))][:2]
+    assert labels == ["--- CUDA.v3/transpose.cu", "+++ CUDA.v4/transpose.cu"]  # no dates
     changed = [line for line in done.stdout.splitlines()
                if line[:1] in "+-" and not line.startswith(("+++", "---"))]
     code = [line for line in changed if not line[1:].lstrip().startswith("//")]
@@ -104,9 +133,8 @@ def test_a_step_readme_table_shows_every_variant_of_the_step_and_the_row_before(
         (tmp_path / step).mkdir()
         empty_table = "<!-- table:step-run -->\n<!-- end:step-run -->\n"
         (tmp_path / step / "README.md").write_text(empty_table)
-    done = subprocess.run([sys.executable, str(ROOT / "tools" / "readme_tables.py"), "--results",
-                           str(tmp_path), "--readme", str(tmp_path / "README.md"), "--steps",
-                           "CPU.omp", "CUDA.v2"], capture_output=True, text=True)
+    done = module("readme_tables", "--results", tmp_path, "--readme", tmp_path / "README.md",
+                  "--steps", "CPU.omp", "CUDA.v2")
     assert done.returncode == 0, done.stderr
     cpu = (tmp_path / "CPU.omp" / "README.md").read_text()
     assert "| CPU.omp naive |" in cpu and "| CPU.omp blocked |" in cpu and "CUDA" not in cpu
@@ -114,3 +142,156 @@ def test_a_step_readme_table_shows_every_variant_of_the_step_and_the_row_before(
     v2 = [line.split("|")[1].strip() for line in v2_lines
           if line.startswith("| ") and "---" not in line]
     assert v2 == ["step", "CUDA.v1", "CUDA.v2"]
+
+
+# --- The Makefile passes DTYPE on.
+
+@pytest.mark.parametrize("target", ["run-all", "scaling", "sweep", "bench", "profile"])
+def test_make_passes_dtype_to_the_runner(target):
+    done = make("--dry-run", target, "DTYPE=float16", "NVCC=")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.replace("\\\n", " ").splitlines()  # a recipe's continued lines as one
+    command = next(line for line in lines if "transpose_lab." in line)
+    assert "-m transpose_lab." in command and "--dtype float16" in command
+
+
+def test_make_dtypes_runs_every_dtype_then_draws_the_picture():
+    done = make("--dry-run", "dtypes", "ROWS=256", "NVCC=")
+    assert done.returncode == 0, done.stderr
+    assert "transpose_lab.run_steps dtypes --steps" in done.stdout
+    assert "--rows 256 --cols 256" in done.stdout and "dtypes.csv" in done.stdout
+    assert "transpose_lab.plot_dtypes" in done.stdout and "dtypes.png" in done.stdout
+
+
+# --- Exit codes of a program: ok, skipped, n/a (an element type it does not support), failed.
+
+@pytest.mark.parametrize("code, stderr, status", [
+    (0, "", "ok"),
+    (77, "CUDA.v2: skipped: no CUDA device", "skipped"),
+    (2, "CUDA.cublas: error: --dtype uint8: CUDA.cublas does not support uint8", "n/a"),
+    (2, "error: bad size 'x'\nusage: transpose ROWS [COLS]", "failed"),
+    (1, "verification failed: 3 does not support the claim", "failed"),
+    (3, "not enough memory", "failed"),
+])
+def test_classify_exit_codes(code, stderr, status):
+    run = run_steps.classify("S", code, stderr)
+    assert run.status == status
+    if status == "n/a":
+        assert "does not support" in run.reason
+
+
+FAKE_STEP = """#!{python}
+# A fake step: writes one row of the results schema for the --dtype it is given, refuses the
+# types in REFUSED (exit 2, one 'does not support' line) and fails on the ones in FAILS.
+import sys
+args = sys.argv[1:]
+dtype = args[args.index("--dtype") + 1] if "--dtype" in args else "float32"
+csv_path = args[args.index("--csv") + 1]
+if dtype in {refused!r}:
+    print("{step}: error: {step} does not support --dtype " + dtype, file=sys.stderr)
+    sys.exit(2)
+if dtype in {fails!r}:
+    print("{step}: wrong answer", file=sys.stderr)
+    sys.exit(1)
+sizes = {sizes!r}
+rows, cols = int(args[0]), int(args[1])
+elem_bytes = sizes[dtype]
+ms = 1.0 * elem_bytes
+gbps = 2 * rows * cols * elem_bytes / ms / 1e6
+ceiling = gbps * 100 / {pct}
+import os
+new = not os.path.exists(csv_path)
+with open(csv_path, "a") as out:
+    if new:
+        out.write(",".join({columns!r}) + "\\n")
+    out.write(",".join(map(str, ["{step}", "kernel", "fake device", dtype, elem_bytes, "{kind}",
+        rows, cols, 1, "fake", 3, ms, round(gbps, 6), round(ceiling, 6), {pct}, "", "yes",
+        "a fake step"])) + "\\n")
+"""
+
+
+def fake_step(root, step, kind="kernel", pct=50, refused=(), fails=()):
+    folder = root / step
+    folder.mkdir(parents=True)
+    program = folder / "transpose"
+    program.write_text(FAKE_STEP.format(python=sys.executable, step=step, kind=kind, pct=pct,
+                                        refused=set(refused), fails=set(fails),
+                                        sizes=DTYPES, columns=COLUMNS))
+    program.chmod(0o755)
+
+
+def table_cells(stdout, step):
+    line = next(line for line in stdout.splitlines() if line.startswith(step + " "))
+    return line.split()[1:]
+
+
+def test_dtypes_runs_every_step_for_every_dtype_and_refusals_are_n_a(tmp_path):
+    root = tmp_path / "lab"
+    fake_step(root, "omp", kind="cpu", pct=40)
+    fake_step(root, "CUDA.lib", pct=80, refused=("uint8",))
+    csv_path = tmp_path / "out" / "dtypes.csv"
+    done = runner("dtypes", "--steps", "omp", "CUDA.lib", "--rows", 64, "--cols", 32,
+                  "--csv", csv_path, "--root", root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = read_results(csv_path)
+    assert len(rows) == 2 * len(DTYPES) - 1
+    assert {row["dtype"] for row in rows if row["step"] == "CUDA.lib"} == set(DTYPES) - {"uint8"}
+    header = next(line for line in done.stdout.splitlines() if line.startswith("step "))
+    assert header.split()[1:] == list(DTYPES)
+    assert table_cells(done.stdout, "CUDA.lib") == ["n/a"] + ["80.0%"] * (len(DTYPES) - 1)
+    assert table_cells(done.stdout, "omp") == ["40.0%"] * len(DTYPES)
+    assert "CUDA.lib uint8: n/a: CUDA.lib: error: CUDA.lib does not support" in done.stdout
+    assert "failed" not in done.stdout
+    log = csv_path.with_suffix(".log").read_text()
+    assert "--dtype complex128" in log and "--rows" not in log  # sizes go as ROWS COLS
+
+
+def test_dtypes_reports_a_failure_and_exits_one(tmp_path):
+    root = tmp_path / "lab"
+    fake_step(root, "CUDA.bad", fails=("float64",))
+    csv_path = tmp_path / "dtypes.csv"
+    done = runner("dtypes", "--steps", "CUDA.bad", "CUDA.missing", "--rows", 8, "--cols", 8,
+                  "--dtypes", "float32", "float64", "--csv", csv_path, "--root", root)
+    assert done.returncode == 1
+    assert table_cells(done.stdout, "CUDA.bad") == ["50.0%", "failed"]
+    assert table_cells(done.stdout, "CUDA.missing") == ["not", "built", "not", "built"]
+    assert "CUDA.bad float64: failed: exit 1: CUDA.bad: wrong answer" in done.stdout
+
+
+def test_run_all_passes_dtype_and_a_refusal_is_not_a_failure(tmp_path):
+    root = tmp_path / "lab"
+    fake_step(root, "omp", kind="cpu", pct=40)
+    fake_step(root, "CUDA.lib", pct=80, refused=("uint8",))
+    csv_path = tmp_path / "run_all.csv"
+    done = runner("run-all", "--steps", "omp", "CUDA.lib", "--rows", 16, "--cols", 16,
+                  "--dtype", "uint8", "--csv", csv_path, "--root", root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "16 x 16 uint8" in done.stdout
+    assert "CUDA.lib: n/a: " in done.stdout
+    (row,) = read_results(csv_path)
+    assert (row["step"], row["dtype"], row["elem_bytes"], row["kind"]) == ("omp", "uint8", 1, "cpu")
+    with open(csv_path.with_suffix(".log")) as log:
+        assert "--dtype uint8" in log.read()
+
+
+@pytest.mark.parametrize("command, extra", [
+    ("sweep", ["--sizes", 8, 16]),
+    ("bench", ["--shapes", "8x16"]),
+    ("scaling", ["--rows", 8, "--cols", 8, "--threads", 1, 2]),
+])
+def test_every_command_passes_dtype_on(command, extra, tmp_path):
+    root = tmp_path / "lab"
+    steps = ["omp", "CUDA.lib"]
+    fake_step(root, "omp", kind="cpu")
+    fake_step(root, "CUDA.lib")
+    csv_path = tmp_path / "out.csv"
+    done = runner(command, "--steps", *steps, *extra, "--dtype", "complex128",
+                  "--csv", csv_path, "--root", root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = read_results(csv_path)
+    assert rows and all(row["dtype"] == "complex128" and row["elem_bytes"] == 16 for row in rows)
+
+
+def test_the_runner_rejects_an_unknown_dtype(tmp_path):
+    done = runner("run-all", "--steps", "omp", "--dtype", "fp32", "--csv", tmp_path / "x.csv")
+    assert done.returncode == 2 and "invalid choice: 'fp32'" in done.stderr

@@ -1,7 +1,11 @@
-"""The one reader of the lab's CSV files, and the selections the plots make from them.
+"""The one reader of the lab's CSV files, and the selections the plots and tables make from them.
 
 The results schema is the one common/report.cpp writes (kCsvHeader there); COLUMNS below must
-stay equal to it. Standard library only, so that tools/ can read results without matplotlib.
+stay equal to it. Standard library only, so that the runners can read results without matplotlib.
+
+Rows are told apart by step, variant, dtype, shape and threads: two rows that differ only in their
+element type are two measurements, never a repeat of one. Whether a row is a CPU or a GPU
+measurement is its `kind` column, never its step's name.
 
 Every problem with an input file raises ResultsError, whose text names the file and the problem
 (and the line and column where there is one). A valid file that holds nothing a plot can use
@@ -15,20 +19,33 @@ import sys
 from pathlib import Path
 
 COLUMNS = [
-    "step", "variant", "device", "rows", "cols", "threads", "launch", "reps", "median_ms",
-    "gbps", "ceiling_gbps", "pct_of_ceiling", "e2e_ms", "verified", "summary",
+    "step", "variant", "device", "dtype", "elem_bytes", "kind", "rows", "cols", "threads",
+    "launch", "reps", "median_ms", "gbps", "ceiling_gbps", "pct_of_ceiling", "e2e_ms", "verified",
+    "summary",
 ]
 
-# What tools/ writes from an Nsight Compute run (metric names in the design's profiling facts).
+# What ncu_profile writes from an Nsight Compute run (metric names in the design's profiling
+# facts).
 PROFILE_COLUMNS = [
-    "step", "kernel", "rows", "cols", "device", "gld_sectors", "gst_sectors",
-    "gld_sectors_per_request", "gst_sectors_per_request", "shared_ld_bank_conflicts",
-    "shared_st_bank_conflicts", "dram_pct_of_peak", "dram_bytes_read", "dram_bytes_write",
-    "store_sectors_vs_copy",
+    "step", "kernel", "dtype", "elem_bytes", "rows", "cols", "device", "gld_sectors",
+    "gst_sectors", "gld_sectors_per_request", "gst_sectors_per_request",
+    "shared_ld_bank_conflicts", "shared_st_bank_conflicts", "dram_pct_of_peak",
+    "dram_bytes_read", "dram_bytes_write", "store_sectors_vs_copy",
 ]
 
-BYTES_PER_ELEMENT = 4  # every matrix is fp32
-SECTOR_BYTES = 32      # the unit of a global memory transaction in Nsight Compute's counters
+# Every element type a program takes (--dtype NAME), in order of size, with its size in bytes.
+DTYPES = {
+    "uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "complex64": 8,
+    "complex128": 16,
+}
+DEFAULT_DTYPE = "float32"
+
+# What the harness ran: the CPU kind against an OpenMP copy, every other kind on the GPU.
+CPU_KINDS = ("cpu",)
+GPU_KINDS = ("kernel", "host_pipeline", "distributed", "reference")
+KINDS = CPU_KINDS + GPU_KINDS
+
+SECTOR_BYTES = 32  # the unit of a global memory transaction in Nsight Compute's counters
 
 
 class ResultsError(Exception):
@@ -93,6 +110,18 @@ def optional(convert):
     return convert_or_none
 
 
+def one_of(names, what):
+    def convert(text):
+        if text not in names:
+            raise ValueError(f"{text!r} is not {what} (one of {', '.join(names)})")
+        return text
+    return convert
+
+
+dtype_name = one_of(list(DTYPES), "an element type")
+kind_name = one_of(list(KINDS), "a kind of step")
+
+
 def yes_no(text):
     if text not in ("yes", "no"):
         raise ValueError(f"{text!r} is neither 'yes' nor 'no'")
@@ -100,6 +129,9 @@ def yes_no(text):
 
 
 RESULT_CONVERTERS = {
+    "dtype": dtype_name,
+    "elem_bytes": positive_int,
+    "kind": kind_name,
     "rows": positive_int,
     "cols": positive_int,
     "threads": non_negative_int,  # 0: a library call that hides its launch
@@ -131,13 +163,22 @@ def _check_header(path, header, columns):
                        f"expected: {','.join(columns)}")
 
 
-def read_csv_table(path, columns, converters):
+def elem_bytes_match_dtype(row):
+    """A row's element size must be its dtype's: the bandwidths are computed from it."""
+    if row["elem_bytes"] != DTYPES[row["dtype"]]:
+        raise ValueError(f"{row['elem_bytes']} is not the size of {row['dtype']} "
+                         f"({DTYPES[row['dtype']]} bytes)")
+
+
+def read_csv_table(path, columns, converters, check_row=None):
     """Rows of the CSV file at path as dicts, with fields converted.
 
     columns: the exact header the file must start with.
     converters: column name -> function(text) -> value that raises ValueError (e.g. int,
     positive_number); columns not named keep their text. Blank lines are ignored; quoted
     fields (RFC 4180) are read as the csv module reads them.
+    check_row: function(row) raising ValueError where the fields disagree with each other; the
+    error names the elem_bytes column (the one check there is).
     """
     path = Path(path)
     try:
@@ -162,6 +203,12 @@ def read_csv_table(path, columns, converters):
                     except ValueError as problem:
                         raise ResultsError(f"{path}: line {reader.line_num}, column "
                                            f"'{name}': {problem}") from None
+                if check_row is not None:
+                    try:
+                        check_row(row)
+                    except ValueError as problem:
+                        raise ResultsError(f"{path}: line {reader.line_num}, column "
+                                           f"'elem_bytes': {problem}") from None
                 table.append(row)
             return table
     except FileNotFoundError:
@@ -179,38 +226,39 @@ def read_csv_table(path, columns, converters):
 def read_results(path):
     """The measurements in a results CSV: one dict per row, keyed by COLUMNS.
 
-    rows, cols, threads, reps are ints; the times, bandwidths and percentage floats; e2e_ms is
+    elem_bytes, rows, cols, threads, reps are ints (elem_bytes the size of the row's dtype); dtype
+    is one of DTYPES, kind one of KINDS; the times, bandwidths and percentage floats; e2e_ms is
     None where empty; verified is a bool.
     """
-    return read_csv_table(path, COLUMNS, RESULT_CONVERTERS)
+    return read_csv_table(path, COLUMNS, RESULT_CONVERTERS, elem_bytes_match_dtype)
 
 
 def read_profile(path):
-    """The profiled kernels in a profile CSV (PROFILE_COLUMNS): one dict per row, rows and cols
-    ints, every counter a float."""
-    text_columns = ("step", "kernel", "device")
+    """The profiled kernels in a profile CSV (PROFILE_COLUMNS): one dict per row, elem_bytes, rows
+    and cols ints, dtype one of DTYPES, every counter a float."""
+    text_columns = ("step", "kernel", "device", "dtype")
     converters = {name: non_negative_number for name in PROFILE_COLUMNS
                   if name not in text_columns}
-    converters.update(rows=positive_int, cols=positive_int)
-    return read_csv_table(path, PROFILE_COLUMNS, converters)
+    converters.update(dtype=dtype_name, elem_bytes=positive_int, rows=positive_int,
+                      cols=positive_int)
+    return read_csv_table(path, PROFILE_COLUMNS, converters, elem_bytes_match_dtype)
 
 
-# --- Selections shared by the plots.
-
-def is_cpu_step(step):
-    return step.startswith("CPU.")
-
-
-def is_gpu_step(step):
-    return step.startswith("CUDA.")
-
+# --- Selections shared by the plots and the tables.
 
 def is_cpu(row):
-    return is_cpu_step(row["step"])
+    """A CPU measurement: by the row's kind, whatever its step is called."""
+    return row["kind"] in CPU_KINDS
 
 
 def is_gpu(row):
-    return is_gpu_step(row["step"])
+    return row["kind"] in GPU_KINDS
+
+
+def cpu_steps(rows):
+    """The steps that have CPU rows (by kind), in order of first appearance."""
+    return [step for step in steps_in_order(rows)
+            if any(is_cpu(row) for row in rows if row["step"] == step)]
 
 
 def steps_in_order(rows):
@@ -218,30 +266,43 @@ def steps_in_order(rows):
     return list(dict.fromkeys(row["step"] for row in rows))
 
 
+def dtypes_in_order(rows):
+    """The element types of the rows, smallest first (in DTYPES order)."""
+    present = set(row["dtype"] for row in rows)
+    return [name for name in DTYPES if name in present]
+
+
 def shape(row):
     return (row["rows"], row["cols"])
 
 
-def matrix_mib(rows, cols):
-    return rows * cols * BYTES_PER_ELEMENT / 2**20
+def measurement_key(row):
+    """What one measurement is of: two rows with the same key are a repeat of one run."""
+    return (row["step"], row["variant"], row["dtype"], shape(row), row["threads"])
+
+
+def matrix_mib(rows, cols, elem_bytes):
+    return rows * cols * elem_bytes / 2**20
 
 
 def shape_label(rows, cols):
     return f"{rows} x {cols}"
 
 
-def size_label(rows, cols):
-    """'8192 x 8192 fp32 (256 MiB a matrix)'."""
-    return f"{shape_label(rows, cols)} fp32 ({matrix_mib(rows, cols):g} MiB a matrix)"
+def size_label(rows, cols, dtype):
+    """'8192 x 8192 float32 (256 MiB a matrix)'."""
+    return (f"{shape_label(rows, cols)} {dtype} "
+            f"({matrix_mib(rows, cols, DTYPES[dtype]):g} MiB a matrix)")
 
 
 def usable_rows(rows, path):
-    """The rows a plot may show: the last measurement of each (step, variant, size, threads),
-    for files a runner appended to more than once, and only those that passed verification
-    (a wrong answer does not count, however fast). Says on stderr what it leaves out."""
+    """The rows a plot may show: the last measurement of each (step, variant, dtype, size,
+    threads), for files a runner appended to more than once, and only those that passed
+    verification (a wrong answer does not count, however fast). Says on stderr what it leaves
+    out."""
     latest = {}
     for row in rows:
-        latest[(row["step"], row["variant"], shape(row), row["threads"])] = row
+        latest[measurement_key(row)] = row
     if len(latest) < len(rows):
         print(f"note: {path}: {len(rows) - len(latest)} repeated measurement(s); "
               "using the last of each", file=sys.stderr)
@@ -250,10 +311,31 @@ def usable_rows(rows, path):
         if row["verified"]:
             kept.append(row)
         else:
-            print(f"warning: {path}: {row['step']} {row['variant']} "
+            print(f"warning: {path}: {row['step']} {row['variant']} {row['dtype']} "
                   f"{shape_label(*shape(row))} failed verification; left out of the plot",
                   file=sys.stderr)
     return kept
+
+
+def choose_dtype(rows, path, wanted=None):
+    """The element type a one-type plot shows: `wanted` if given (an error if the file has no
+    row of it), else the only one, else float32 if present, else the smallest; says on stderr
+    when it chose among several."""
+    present = dtypes_in_order(rows)
+    if wanted is not None:
+        if wanted not in present:
+            raise NothingToPlot(f"{path} has no rows of dtype {wanted} "
+                                f"(it has: {', '.join(present) or 'none'})")
+        return wanted
+    chosen = DEFAULT_DTYPE if DEFAULT_DTYPE in present else present[0]
+    if len(present) > 1:
+        print(f"note: {path} holds {len(present)} element types; plotting {chosen} "
+              "(--dtype to choose)", file=sys.stderr)
+    return chosen
+
+
+def of_dtype(rows, dtype):
+    return [row for row in rows if row["dtype"] == dtype]
 
 
 def choose_size(rows, path):
@@ -276,10 +358,11 @@ def best_row(rows):
 
 
 def best_per_step_and_size(rows):
-    """{(step, (rows, cols)): fastest row}: e.g. CPU.omp's better variant at each size."""
+    """{(step, dtype, (rows, cols)): fastest row}: e.g. CPU.omp's better variant at each size,
+    for each element type apart."""
     best = {}
     for row in rows:
-        key = (row["step"], shape(row))
+        key = (row["step"], row["dtype"], shape(row))
         if key not in best or row["gbps"] > best[key]["gbps"]:
             best[key] = row
     return best
@@ -287,7 +370,7 @@ def best_per_step_and_size(rows):
 
 def median_ceiling_per_size(rows):
     """{(rows, cols): median ceiling_gbps}: each process measures its own ceiling; the median
-    is the one line to draw for a device."""
+    is the one line to draw for a device (rows of one element type)."""
     by_size = {}
     for row in rows:
         by_size.setdefault(shape(row), []).append(row["ceiling_gbps"])
@@ -313,7 +396,7 @@ def cpu_threads_label(rows):
     return f"{text} thread{'s' if counts[-1] != 1 else ''}"
 
 
-# --- How every plot script ends.
+# --- How every plot ends.
 
 def fail(message):
     """Report a problem the way every script does: one 'error:' line on stderr, exit 1."""
@@ -321,13 +404,16 @@ def fail(message):
     sys.exit(1)
 
 
-def run_script(main):
-    """Run a plot script's main(): a bad input file is an error (exit 1); a valid file with
-    nothing for this plot is a skip (one 'skipped:' line, exit 0, no PNG)."""
+def run_plot(draw, *args):
+    """Call draw(*args) and return the exit status of a plot: a bad input file is an error
+    (one 'error:' line on stderr, 1); a valid file with nothing for this plot is a skip (one
+    'skipped:' line, 0, no PNG); a drawn one 0."""
     try:
-        main()
+        draw(*args)
     except ResultsError as problem:
-        fail(str(problem))
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     except NothingToPlot as reason:
         print(f"skipped: {reason}")
-        sys.exit(0)
+        return 0
+    return 0

@@ -1,4 +1,4 @@
-"""The look and the command line every plot script shares, so the pictures read as one set."""
+"""The look and the command line every plot shares, so the pictures read as one set."""
 
 import argparse
 from pathlib import Path
@@ -11,9 +11,10 @@ import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 from matplotlib.ticker import (FixedLocator, FuncFormatter, LogLocator,  # noqa: E402
                                NullFormatter)
 
-from results_csv import fail, is_cpu_step, matrix_mib  # noqa: E402
+from .results_csv import (DTYPES, ResultsError, cpu_steps, matrix_mib,  # noqa: E402
+                          steps_in_order)
 
-RESULTS_DIR = Path(__file__).resolve().parent.parent / "results"
+RESULTS_DIR = Path("results")  # relative: the make targets and the commands run from the root
 
 CPU_COLOR = "#d9822b"
 CEILING_COLOR = "#444444"
@@ -34,26 +35,33 @@ plt.rcParams.update({
 })
 
 
-def plot_arguments(description, csv_name, png_name, written_by):
-    """The options every plot script takes: --csv (input) and --out (the PNG)."""
+def plot_arguments(description, csv_name, png_name, written_by, dtype_option=True):
+    """The options every plot takes: --csv (input), --out (the PNG) and, for a plot of one
+    element type, --dtype."""
     parser = argparse.ArgumentParser(description=description.strip().splitlines()[0])
     parser.add_argument("--csv", type=Path, default=RESULTS_DIR / csv_name,
                         help=f"results CSV to read (default: results/{csv_name}, "
                              f"written by {written_by})")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / png_name,
                         help=f"PNG to write (default: results/{png_name})")
+    if dtype_option:
+        parser.add_argument("--dtype", choices=list(DTYPES),
+                            help="the element type to plot (default: the file's only one, "
+                                 "else float32 where present)")
     return parser
 
 
-def step_colors(steps):
-    """One colour per step: CPU steps orange, GPU steps along a dark-to-bright ramp in
-    progression order (so a plot of all the steps reads as a progression; a plot of some of
-    them spreads the ramp over those)."""
-    gpu_steps = [step for step in steps if not is_cpu_step(step)]
+def step_colors(rows):
+    """One colour per step of rows: CPU steps (by kind) orange, GPU steps along a dark-to-bright
+    ramp in progression order (so a plot of all the steps reads as a progression; a plot of
+    some of them spreads the ramp over those)."""
+    steps = steps_in_order(rows)
+    on_cpu = set(cpu_steps(rows))
+    gpu_steps = [step for step in steps if step not in on_cpu]
     ramp = plt.get_cmap("viridis")
     colors = {}
     for step in steps:
-        if is_cpu_step(step):
+        if step in on_cpu:
             colors[step] = CPU_COLOR
         else:
             position = gpu_steps.index(step) / max(1, len(gpu_steps) - 1)
@@ -85,13 +93,13 @@ def devices_line(gpu_device=None, cpu_device=None, cpu_threads=""):
     return "   |   ".join(parts)
 
 
-def matrix_size_axis(axis, shapes):
+def matrix_size_axis(axis, shapes, dtype):
     """Log x axis in MiB per matrix, a tick per measured shape. Labels (MiB and the shape, since
     non-square sizes must be told apart from square ones of the same bytes) go on a subset at
     least 3x apart, powers of two first, so that neighbouring sizes never print over each other."""
     labels = {}
     for rows, cols in shapes:
-        labels.setdefault(matrix_mib(rows, cols), []).append(
+        labels.setdefault(matrix_mib(rows, cols, DTYPES[dtype]), []).append(
             f"{rows}\u00b2" if rows == cols else f"{rows}x{cols}")
     is_power_of_two = lambda mib: float(mib).hex().startswith("0x1.0000000000000p")  # noqa: E731
     labelled = []
@@ -104,7 +112,7 @@ def matrix_size_axis(axis, shapes):
     axis.set_xticks(sorted(labelled))
     axis.set_xticklabels([(f"{mib:.3g}" if mib < 1000 else f"{mib:.0f}") + " MiB\n"
                           + "\n".join(labels[mib]) for mib in sorted(labelled)])
-    axis.set_xlabel("matrix size (MiB per fp32 matrix; rows x cols)")
+    axis.set_xlabel(f"matrix size (MiB per {dtype} matrix; rows x cols)")
     lowest, highest = min(labels), max(labels)
     axis.set_xlim(lowest / 1.5, highest * 1.5)
 
@@ -130,7 +138,8 @@ def save(figure, out):
         out.parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(out)
     except OSError as problem:
-        fail(f"{out}: cannot write the PNG: {problem.strerror or problem}")
+        raise ResultsError(f"{out}: cannot write the PNG: {problem.strerror or problem}"
+                           ) from None
     finally:
         plt.close(figure)
     print(f"wrote {out}")

@@ -5,14 +5,16 @@ axis; each bar is labelled with its effective bandwidth and its % of the copy ce
 the same run, and a short dash over each bar marks that ceiling.
 """
 
+import sys
+
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from results_csv import (at_size, best_row, choose_size, cpu_threads_label, is_cpu, is_gpu,
-                         NothingToPlot, only_device, read_results, run_script, shape_label,
-                         size_label, steps_in_order, usable_rows)
-from style import (CEILING_COLOR, devices_line, new_figure, plain_log_axis, plot_arguments, save,
-                   set_titles, step_colors)
+from .plot_style import (CEILING_COLOR, devices_line, new_figure, plain_log_axis, plot_arguments,
+                         save, set_titles, step_colors)
+from .results_csv import (at_size, best_row, choose_dtype, choose_size, cpu_threads_label,
+                          is_cpu, is_gpu, NothingToPlot, of_dtype, only_device, read_results,
+                          run_plot, shape_label, size_label, steps_in_order, usable_rows)
 
 BAR_WIDTH = 0.7
 
@@ -23,26 +25,27 @@ def bar_label(step, best, rows_of_step):
     return f"{step}\n({best['variant']})" if len(variants) > 1 else step
 
 
-def main():
-    args = plot_arguments(__doc__, "run_all.csv", "progression.png", "make run-all").parse_args()
-    rows = [row for row in usable_rows(read_results(args.csv), args.csv)
+def draw(csv_path, out, wanted_dtype=None):
+    rows = [row for row in usable_rows(read_results(csv_path), csv_path)
             if is_cpu(row) or is_gpu(row)]
     if not rows:
-        raise NothingToPlot(f"{args.csv} holds no verified CPU or GPU measurements")
-    size = choose_size(rows, args.csv)
+        raise NothingToPlot(f"{csv_path} holds no verified CPU or GPU measurements")
+    dtype = choose_dtype(rows, csv_path, wanted_dtype)
+    rows = of_dtype(rows, dtype)
+    size = choose_size(rows, csv_path)
     rows = at_size(rows, size)
     cpu_rows = [row for row in rows if is_cpu(row)]
     gpu_rows = [row for row in rows if is_gpu(row)]
     if not cpu_rows:
-        raise NothingToPlot(f"{args.csv} has no CPU rows at {shape_label(*size)} to measure "
-                            "the speedups against")
+        raise NothingToPlot(f"{csv_path} has no CPU rows at {shape_label(*size)} {dtype} to "
+                            "measure the speedups against")
     if not gpu_rows:
-        raise NothingToPlot(f"{args.csv} has no GPU rows at {shape_label(*size)} "
+        raise NothingToPlot(f"{csv_path} has no GPU rows at {shape_label(*size)} {dtype} "
                             "(no GPU where it was run?)")
     baseline = best_row(cpu_rows)
 
     steps = steps_in_order(rows)
-    colors = step_colors(steps)
+    colors = step_colors(rows)
     figure, axis = new_figure(width=max(8.0, 1.25 * len(steps) + 2.5), height=6.0)
     labels, speedups, tops = [], [], []
     for position, step in enumerate(steps):
@@ -83,11 +86,17 @@ def main():
     axis.legend(handles=legend_handles, loc="upper left", ncols=3)
 
     set_titles(figure, "Speedup of every step over the best CPU variant",
-               f"{size_label(*size)}   |   " +
-               devices_line(only_device(gpu_rows, "GPU", args.csv),
-                            only_device(cpu_rows, "CPU", args.csv), cpu_threads_label(cpu_rows)))
-    save(figure, args.out)
+               f"{size_label(*size, dtype)}   |   " +
+               devices_line(only_device(gpu_rows, "GPU", csv_path),
+                            only_device(cpu_rows, "CPU", csv_path), cpu_threads_label(cpu_rows)))
+    save(figure, out)
+
+
+def main(argv=None):
+    args = plot_arguments(__doc__, "run_all.csv", "progression.png",
+                          "make run-all").parse_args(argv)
+    return run_plot(draw, args.csv, args.out, args.dtype)
 
 
 if __name__ == "__main__":
-    run_script(main)
+    sys.exit(main())

@@ -1,16 +1,19 @@
 """What Nsight Compute counted for each step: global sectors, bank conflicts, DRAM throughput.
 
 Left: global load and store sectors as a multiple of the minimum a copy of the same matrix needs
-(rows x cols x 4 bytes / 32-byte sectors): 1x is perfect coalescing. Right: shared-memory bank
+(rows x cols x element bytes / 32-byte sectors): 1x is perfect coalescing. Right: shared-memory bank
 conflicts (loads and stores; symlog axis so 0 shows), with DRAM throughput as % of peak written
 over each step.
 """
 
+import sys
+
 from matplotlib.transforms import blended_transform_factory
 
-from results_csv import (at_size, BYTES_PER_ELEMENT, choose_size, NothingToPlot, only_device,
-                         read_profile, run_script, SECTOR_BYTES, size_label, steps_in_order)
-from style import new_figure, plot_arguments, save, set_titles
+from .plot_style import new_figure, plot_arguments, save, set_titles
+from .results_csv import (at_size, choose_dtype, choose_size, DTYPES, NothingToPlot, of_dtype,
+                          only_device, read_profile, run_plot, SECTOR_BYTES, size_label,
+                          steps_in_order)
 
 LOAD_COLOR = "#2f6db5"
 STORE_COLOR = "#d0543c"
@@ -24,17 +27,18 @@ def label_bars(axis, bars, texts):
                       fontsize=8)
 
 
-def main():
-    args = plot_arguments(__doc__, "profile.csv", "profile.png", "make profile").parse_args()
-    rows = read_profile(args.csv)
+def draw(csv_path, out, wanted_dtype=None):
+    rows = read_profile(csv_path)
     if not rows:
-        raise NothingToPlot(f"{args.csv} holds no profiled kernels")
-    size = choose_size(rows, args.csv)
-    # One row per step: the last, if a step was profiled twice.
+        raise NothingToPlot(f"{csv_path} holds no profiled kernels")
+    dtype = choose_dtype(rows, csv_path, wanted_dtype)
+    rows = of_dtype(rows, dtype)
+    size = choose_size(rows, csv_path)
+    # One row per step: the last, if a step was profiled twice (at this size and dtype).
     by_step = {row["step"]: row for row in at_size(rows, size)}
     steps = steps_in_order(by_step.values())
     profiled = [by_step[step] for step in steps]
-    copy_sectors = size[0] * size[1] * BYTES_PER_ELEMENT / SECTOR_BYTES
+    copy_sectors = size[0] * size[1] * DTYPES[dtype] / SECTOR_BYTES
     positions = range(len(steps))
     left = [p - BAR_WIDTH / 2 for p in positions]
     right = [p + BAR_WIDTH / 2 for p in positions]
@@ -83,9 +87,14 @@ def main():
     # One legend for both panels: the colours mean the same in each.
     figure.legend(*sector_axis.get_legend_handles_labels(), loc="outside lower center", ncols=3)
     set_titles(figure, "Nsight Compute counters per step",
-               f"{size_label(*size)}   |   GPU: {only_device(profiled, 'GPU', args.csv)}")
-    save(figure, args.out)
+               f"{size_label(*size, dtype)}   |   GPU: {only_device(profiled, 'GPU', csv_path)}")
+    save(figure, out)
+
+
+def main(argv=None):
+    args = plot_arguments(__doc__, "profile.csv", "profile.png", "make profile").parse_args(argv)
+    return run_plot(draw, args.csv, args.out, args.dtype)
 
 
 if __name__ == "__main__":
-    run_script(main)
+    sys.exit(main())

@@ -1,27 +1,28 @@
-#!/usr/bin/env python3
 """Regenerates the README's result tables from the CSV files of a run (make readme).
 
+    python -m transpose_lab.readme_tables --results docs/results --readme README.md --steps S...
+
 A table lives between `<!-- table:NAME -->` and `<!-- end:NAME -->`; everything else in the
-README is left as it is. Tables whose CSV is missing are left untouched, with one line saying so.
+README is left as it is. Tables whose CSV is missing are left untouched, with one line saying so;
+the dtypes table then says that `make dtypes` has not been run yet.
 """
 import argparse
 import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "plots"))
-sys.path.insert(0, str(ROOT / "tools"))
-from results_csv import ResultsError, read_profile, read_results  # noqa: E402
-from tables import (bench_table, devices, format_markdown, profile_table,  # noqa: E402
-                    progression_table, scaling_table)
+from .report_tables import (bench_table, devices, dtype_table_steps, dtypes_label, dtypes_table,
+                            format_markdown, profile_table, progression_table, scaling_table)
+from .results_csv import ResultsError, read_profile, read_results
+
+REFERENCE_STEPS = ["CUDA.cublas"]  # the library's row: always a column of the dtypes table
 
 
 def progression(results):
     rows = read_results(results / "run_all.csv")
     steps = list(dict.fromkeys(row["step"] for row in rows))
     size = f"{rows[0]['rows']} x {rows[0]['cols']}" if rows else "?"
-    caption = f"{size} fp32 on {devices(rows)}, median times."
+    caption = f"{size} {dtypes_label(rows)} on {devices(rows)}, median times."
     return caption, progression_table(rows, steps)
 
 
@@ -31,20 +32,37 @@ def bench(results):
     reference = next(step for step in steps if "cublas" in step)
     last = next(step for step in steps if step != reference)
     shapes = list(dict.fromkeys(f"{row['rows']}x{row['cols']}" for row in rows))
-    return f"On {devices(rows)}, median kernel times.", bench_table(rows, shapes, reference, last)
+    return (f"{dtypes_label(rows)} on {devices(rows)}, median kernel times.",
+            bench_table(rows, shapes, reference, last))
 
 
 def scaling(results):
     rows = read_results(results / "scaling.csv")
     size = f"{rows[0]['rows']} x {rows[0]['cols']}" if rows else "?"
-    return f"{size} fp32 on {devices(rows)}.", scaling_table(rows)
+    return f"{size} {dtypes_label(rows)} on {devices(rows)}.", scaling_table(rows)
 
 
 def profile(results):
     rows = read_profile(results / "profile.csv")
     size = f"{rows[0]['rows']} x {rows[0]['cols']}" if rows else "?"
     device = rows[0]["device"] if rows else "?"
-    return f"Nsight Compute, one launch each, {size} fp32 on {device}.", profile_table(rows)
+    return (f"Nsight Compute, one launch each, {size} {dtypes_label(rows)} on {device}.",
+            profile_table(rows))
+
+
+def dtypes(results, reference_steps=None):
+    """Element type x (the last two kernel steps and the reference): % of copy and GB/s."""
+    rows = read_results(results / "dtypes.csv")
+    steps = dtype_table_steps(rows, reference_steps or REFERENCE_STEPS)
+    rows = [row for row in rows if row["step"] in steps]
+    size = f"{rows[0]['rows']} x {rows[0]['cols']}" if rows else "?"
+    caption = (f"{size} on {devices(rows)}: % of the copy ceiling measured in the same run "
+               "(effective GB/s); n/a: the step does not support the type.")
+    return caption, dtypes_table(rows, steps, with_gbps=True)
+
+
+DTYPES_NOT_RUN = ("Not run yet: `make dtypes` runs every step for every element type and writes "
+                  "`results/dtypes.csv`; `make readme` then fills this table.")
 
 
 class MissingRow(LookupError):
@@ -73,7 +91,10 @@ def step_profile(results, step):
 
 
 TABLES = {"progression": (progression, "run_all.csv"), "bench": (bench, "bench.csv"),
-          "scaling": (scaling, "scaling.csv"), "profile": (profile, "profile.csv")}
+          "scaling": (scaling, "scaling.csv"), "profile": (profile, "profile.csv"),
+          "dtypes": (dtypes, "dtypes.csv")}
+# What a table says while its CSV has not been written yet (the others are left as they are).
+NOT_RUN_TEXT = {"dtypes": DTYPES_NOT_RUN}
 STEP_TABLES = {"step-run": (step_run, "run_all.csv"), "step-profile": (step_profile, "profile.csv")}
 
 
@@ -85,7 +106,12 @@ def fill(path, tables, results, *build_args):
         if not pattern.search(text):
             continue
         if not (results / csv_name).exists():
-            print(f"{path}: table {name}: skipped: {results / csv_name} does not exist")
+            if name in NOT_RUN_TEXT:
+                text = pattern.sub(lambda m: m.group(1) + NOT_RUN_TEXT[name] + "\n\n"
+                                   + m.group(2), text)
+                print(f"{path}: table {name}: not run yet ({results / csv_name} does not exist)")
+            else:
+                print(f"{path}: table {name}: skipped: {results / csv_name} does not exist")
             continue
         try:
             caption, (header, lines) = build(results, *build_args)
@@ -100,19 +126,24 @@ def fill(path, tables, results, *build_args):
     path.write_text(text)
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", type=Path, default=ROOT / "results")
-    parser.add_argument("--readme", type=Path, default=ROOT / "README.md")
+    parser.add_argument("--results", type=Path, default=Path("results"))
+    parser.add_argument("--readme", type=Path, default=Path("README.md"))
     parser.add_argument("--steps", nargs="*", default=[],
                         help="steps whose own README.md gets its step-run/step-profile tables")
-    args = parser.parse_args()
-    fill(args.readme, TABLES, args.results)
+    parser.add_argument("--reference", nargs="*", default=REFERENCE_STEPS,
+                        help="the reference steps: columns of the dtypes table besides the last "
+                             f"two kernel steps (default: {' '.join(REFERENCE_STEPS)})")
+    args = parser.parse_args(argv)
+    tables = dict(TABLES, dtypes=(lambda results: dtypes(results, args.reference), "dtypes.csv"))
+    fill(args.readme, tables, args.results)
     for step in args.steps:
         readme = args.readme.parent / step / "README.md"
         if readme.exists():
             fill(readme, STEP_TABLES, args.results, step)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,17 +1,17 @@
-#!/usr/bin/env python3
 """Nsight Compute counters for each CUDA step: how many sectors its loads and stores cost, its
 shared-memory bank conflicts, and what DRAM saw.
 
-    ncu_profile.py --steps CUDA.v1 ... CUDA.cublas --size 4096 --csv results/profile.csv
+    python -m transpose_lab.ncu_profile --steps CUDA.v1 ... CUDA.cublas --size 4096
+                                        [--dtype float32] --csv results/profile.csv
 
 Each step's driver brackets one launch (after its verified run) with cudaProfilerStart/Stop, so
 `ncu --profile-from-start off` measures exactly that launch, plus whatever a library launches
-inside it. One row per step goes to the CSV (PROFILE_COLUMNS of plots/results_csv.py), one table
-to stdout, and ncu's full output to a log beside the CSV (profile.csv: profile.ncu.log).
+inside it. One row per step goes to the CSV (PROFILE_COLUMNS of results_csv), one table to
+stdout, and ncu's full output to a log beside the CSV (profile.csv: profile.ncu.log).
 
 Where nothing can be profiled here (no ncu, no GPU, no permission to read the counters) it prints
-one line saying which and exits 0 without writing a CSV. A step that fails is named, and the
-script then exits 1.
+one line saying which and exits 0 without writing a CSV. A step that does not support the element
+type is named as n/a. A step that fails is named, and the command then exits 1.
 """
 import argparse
 import csv
@@ -24,13 +24,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "plots"))
-sys.path.insert(0, str(ROOT / "tools"))
-from results_csv import BYTES_PER_ELEMENT, PROFILE_COLUMNS, SECTOR_BYTES  # noqa: E402
-from tables import format_text, profile_table  # noqa: E402
+from .report_tables import format_text, profile_table
+from .results_csv import DEFAULT_DTYPE, DTYPES, PROFILE_COLUMNS, SECTOR_BYTES
 
+ROOT = Path(__file__).resolve().parent.parent  # the lab: one folder per step
 EXIT_SKIPPED = 77  # a step's "no CUDA device"
+NOT_SUPPORTED_MARK = "does not support"  # a step's one line for an element type it refuses
 UNKNOWN_DEVICE = "unknown GPU"
 
 # The Nsight Compute metrics (names from the design's profiling facts).
@@ -62,7 +61,7 @@ TIME_UNITS_IN_NS = {"nsecond": 1.0, "usecond": 1e3, "msecond": 1e6, "second": 1e
 
 # Text in ncu's output that means it cannot read the counters on this machine.
 COUNTER_PERMISSION_MARK = "ERR_NVGPUCTRPERM"
-NOT_SUPPORTED_MARK = "profiling is not supported"
+PROFILING_NOT_SUPPORTED_MARK = "profiling is not supported"
 
 
 class ProfileError(Exception):
@@ -71,6 +70,11 @@ class ProfileError(Exception):
 
 class NoKernelProfiled(ProfileError):
     """ncu ran the step, said nothing was wrong, and measured nothing."""
+
+
+class DtypeNotSupported(ProfileError):
+    """The step does not take the element type (its exit 2 and 'does not support' line): n/a,
+    not a failure."""
 
 
 class Skip(Exception):
@@ -188,13 +192,14 @@ def per_request(sectors, requests):
     return sectors / requests if requests else 0.0
 
 
-def copy_store_sectors(rows, cols):
+def copy_store_sectors(rows, cols, elem_bytes):
     """The fewest sectors a copy of the matrix can store: every byte once, in 32-byte sectors."""
-    return rows * cols * BYTES_PER_ELEMENT / SECTOR_BYTES
+    return rows * cols * elem_bytes / SECTOR_BYTES
 
 
-def step_profile(step, kernels, rows, cols, device):
-    """The step's row (PROFILE_COLUMNS -> value) from the kernels ncu profiled for it."""
+def step_profile(step, kernels, rows, cols, device, dtype=DEFAULT_DTYPE):
+    """The step's row (PROFILE_COLUMNS -> value) from the kernels ncu profiled for it, for a
+    matrix of rows x cols elements of dtype."""
     if not kernels:
         raise NoKernelProfiled("no kernel profiled")
     missing = sorted({metric for kernel in kernels for metric in REQUIRED_METRICS
@@ -206,6 +211,8 @@ def step_profile(step, kernels, rows, cols, device):
     return {
         "step": step,
         "kernel": kernel_label(kernels),
+        "dtype": dtype,
+        "elem_bytes": DTYPES[dtype],
         "rows": rows,
         "cols": cols,
         "device": device,
@@ -220,14 +227,15 @@ def step_profile(step, kernels, rows, cols, device):
         "dram_pct_of_peak": combined_dram_pct(kernels),
         "dram_bytes_read": total[DRAM_BYTES_READ],
         "dram_bytes_write": total[DRAM_BYTES_WRITE],
-        "store_sectors_vs_copy": total[GLOBAL_STORE_SECTORS] / copy_store_sectors(rows, cols),
+        "store_sectors_vs_copy": (total[GLOBAL_STORE_SECTORS]
+                                  / copy_store_sectors(rows, cols, DTYPES[dtype])),
     }
 
 
 def counters_unreadable(output):
     """ncu's own line saying it cannot read the counters here, or None."""
     for line in output.splitlines():
-        if COUNTER_PERMISSION_MARK in line or NOT_SUPPORTED_MARK in line.lower():
+        if COUNTER_PERMISSION_MARK in line or PROFILING_NOT_SUPPORTED_MARK in line.lower():
             return line.replace("==ERROR==", "").strip()
     return None
 
@@ -287,10 +295,16 @@ def check_gpu(binary):
         raise Skip(f"no GPU: {said.split('skipped: ', 1)[-1]}")  # the step's own reason
 
 
-def ncu_command(ncu, binary, size):
+def ncu_command(ncu, binary, size, dtype=DEFAULT_DTYPE):
     return [ncu, "--profile-from-start", "off", "--clock-control", "none",
             "--metrics", ",".join(REQUESTED_METRICS), "--csv",
-            str(binary), str(size), str(size), "--reps", "1"]
+            str(binary), str(size), str(size), "--dtype", dtype, "--reps", "1"]
+
+
+def refusal(output):
+    """The step's own line saying it does not support the element type, or None."""
+    return next((line.strip() for line in output.splitlines()
+                 if NOT_SUPPORTED_MARK in line and not line.startswith('"')), None)
 
 
 def last_words(output):
@@ -300,14 +314,14 @@ def last_words(output):
     return lines[-1] if lines else "no output"
 
 
-def profile_step(ncu, root, step, size, log, timeout):
-    """The step's row and how many kernels it launched; raises ProfileError (this step failed)
-    or Skip (nothing can work here)."""
+def profile_step(ncu, root, step, size, log, timeout, dtype=DEFAULT_DTYPE):
+    """The step's row and how many kernels it launched; raises DtypeNotSupported (n/a),
+    ProfileError (this step failed) or Skip (nothing can work here)."""
     binary = step_binary(root, step)
     if not binary.exists():
         raise ProfileError(f"{step}/transpose does not exist (make all)")
-    command = ncu_command(ncu, binary, size)
-    print(f"  profiling {step} {size} x {size} with ncu", file=sys.stderr, flush=True)
+    command = ncu_command(ncu, binary, size, dtype)
+    print(f"  profiling {step} {size} x {size} {dtype} with ncu", file=sys.stderr, flush=True)
     try:
         done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, errors="replace", timeout=timeout)
@@ -322,11 +336,14 @@ def profile_step(ncu, root, step, size, log, timeout):
         raise Skip(f"ncu cannot read the GPU's performance counters here: {unreadable}")
     kernels = parse_kernels(done.stdout)
     if done.returncode != 0:
+        refused = refusal(done.stdout)
+        if refused:
+            raise DtypeNotSupported(refused)
         raise ProfileError(f"exit {done.returncode}: {last_words(done.stdout)}")
     if not kernels:
         raise NoKernelProfiled(f"no kernel profiled: {last_words(done.stdout)}")
     device = device_name(kernels[0].device_field)
-    return step_profile(step, kernels, size, size, device), len(kernels)
+    return step_profile(step, kernels, size, size, device, dtype), len(kernels)
 
 
 # --- Output.
@@ -352,16 +369,19 @@ def write_csv(path, profiles):
             writer.writerow([csv_text(column, profile[column]) for column in PROFILE_COLUMNS])
 
 
-def print_report(profiles, size, kernel_counts):
+def print_report(profiles, size, kernel_counts, dtype=DEFAULT_DTYPE):
     devices = " / ".join(dict.fromkeys(profile["device"] for profile in profiles))
-    print(f"\nNsight Compute counters, one launch per step, {size} x {size} fp32, on {devices}")
+    elem_bytes = DTYPES[dtype]
+    print(f"\nNsight Compute counters, one launch per step, {size} x {size} {dtype}, on "
+          f"{devices}")
     print(format_text(*profile_table(profiles), name_columns=1))
     print(f"\nst vs copy    the step's global store sectors / the fewest a copy of the same "
-          f"bytes must store\n              ({size} x {size} x {BYTES_PER_ELEMENT} B / "
-          f"{SECTOR_BYTES} B = {copy_store_sectors(size, size):,.0f} sectors: every byte "
-          f"written once, in {SECTOR_BYTES}-byte sectors)")
-    print("sect/req      32-byte sectors per warp-wide global request: 4 = a warp's 32 floats "
-          "in 4 sectors, 32 = one per thread")
+          f"bytes must store\n              ({size} x {size} x {elem_bytes} B / "
+          f"{SECTOR_BYTES} B = {copy_store_sectors(size, size, elem_bytes):,.0f} sectors: "
+          f"every byte written once, in {SECTOR_BYTES}-byte sectors)")
+    print(f"sect/req      32-byte sectors per warp-wide global request: "
+          f"{32 * elem_bytes // SECTOR_BYTES or 1} = a warp's 32 {dtype} elements in whole "
+          "sectors, 32 = one per thread")
     print("smem confl    shared-memory bank conflicts.  DRAM % peak: over the kernel's time.  "
           "MB = 10^6 bytes.")
     several = [step for step, count in kernel_counts.items() if count > 1]
@@ -388,6 +408,9 @@ def parse_arguments(argv):
     parser.add_argument("--size", type=int, default=4096,
                         help="profile SIZE x SIZE matrices (default 4096)")
     parser.add_argument("--csv", required=True, type=Path, help="the profile CSV to write")
+    parser.add_argument("--dtype", choices=list(DTYPES), default=DEFAULT_DTYPE,
+                        help=f"the element type, passed on to each step (default "
+                             f"{DEFAULT_DTYPE})")
     parser.add_argument("--ncu", help="the ncu to run (default: ncu on PATH, else beside $NVCC, "
                                       "in /usr/local/cuda or in /opt/nvidia/nsight-compute)")
     parser.add_argument("--root", type=Path, default=ROOT,
@@ -402,7 +425,7 @@ def parse_arguments(argv):
 
 def main(argv=None):
     args = parse_arguments(argv)
-    profiles, failures, kernel_counts = [], [], {}
+    profiles, failures, refusals, kernel_counts = [], [], [], {}
     try:
         ncu = find_ncu(args.ncu)
         if ncu is None:
@@ -415,7 +438,10 @@ def main(argv=None):
             for step in args.steps:
                 try:
                     profile, kernel_count = profile_step(ncu, args.root, step, args.size, log,
-                                                         args.timeout)
+                                                         args.timeout, args.dtype)
+                except DtypeNotSupported as problem:
+                    refusals.append(f"{step}: n/a: {problem}")
+                    continue
                 except NoKernelProfiled as problem:
                     if profiles or failures:
                         failures.append(f"{step}: failed: {problem}")
@@ -434,8 +460,10 @@ def main(argv=None):
         return 0
     if profiles:
         write_csv(args.csv, profiles)
-        print_report(profiles, args.size, kernel_counts)
+        print_report(profiles, args.size, kernel_counts, args.dtype)
         print(f"\nCSV: {args.csv}   ncu output: {log_path}")
+    for line in refusals:
+        print(line)
     for failure in failures:
         print(failure)
     return 1 if failures else 0

@@ -1,0 +1,264 @@
+"""Runs the steps' programs and prints comparison tables from the CSV they write.
+
+    python -m transpose_lab.run_steps run-all --steps S... [--rows R --cols C --reps N]
+                                              [--dtype T] --csv FILE
+    python -m transpose_lab.run_steps scaling --steps CPU.omp --rows R --cols C
+                                              [--threads 1 2 4 ...] [--dtype T] --csv FILE
+    python -m transpose_lab.run_steps sweep   --steps S... --sizes N... [--dtype T] --csv FILE
+    python -m transpose_lab.run_steps bench   --steps REFERENCE LAST --shapes RxC... [--dtype T]
+                                              --csv FILE
+    python -m transpose_lab.run_steps dtypes  --steps S... [--rows R --cols C]
+                                              [--dtypes T...] --csv FILE
+
+Every number comes from the CSV the programs write (never from their printed text). Exit codes of
+the programs: 0 ran and verified, 77 skipped (no CUDA device), 2 with "does not support" on
+stderr: the step does not take that element type (n/a, not a failure), anything else failed.
+The tables say which, and this command exits 1 if any step failed.
+"""
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .report_tables import (bench_table, devices, dtypes_table, format_text,
+                            progression_table, scaling_table)
+from .results_csv import DEFAULT_DTYPE, DTYPES, ResultsError, read_results
+
+ROOT = Path(__file__).resolve().parent.parent  # the lab: one folder per step
+EXIT_USAGE = 2
+EXIT_SKIPPED = 77
+NOT_SUPPORTED_MARK = "does not support"  # a step's one line for an element type it refuses
+
+
+class StepRun:
+    """The outcome of one program run: 'ok', 'skipped', 'n/a' (the step does not support the
+    element type), 'not built' or 'failed', and why."""
+
+    def __init__(self, step, status, reason=""):
+        self.step, self.status, self.reason = step, status, reason
+
+
+def classify(step, returncode, stderr):
+    """What a program's exit status and stderr mean, as a StepRun."""
+    lines = stderr.strip().splitlines()
+    last_line = lines[-1] if lines else ""
+    if returncode == 0:
+        return StepRun(step, "ok")
+    if returncode == EXIT_SKIPPED:  # the program's own line says why
+        return StepRun(step, "skipped", last_line.split("skipped: ", 1)[-1])
+    refusal = next((line for line in lines if NOT_SUPPORTED_MARK in line), None)
+    if returncode == EXIT_USAGE and refusal is not None:
+        return StepRun(step, "n/a", refusal.strip())
+    return StepRun(step, "failed", f"exit {returncode}: {last_line}")
+
+
+def run_step(step, args, csv_path, env=None, log=None, root=None):
+    binary = Path(root or ROOT) / step / "transpose"
+    if not binary.exists():
+        return StepRun(step, "not built", f"{step}/transpose does not exist (make all)")
+    command = [str(binary), *map(str, args), "--csv", str(csv_path)]
+    print(f"  running {step} {' '.join(map(str, args))}", file=sys.stderr, flush=True)
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    if log is not None:
+        log.write(f"$ {' '.join(command)}\n{done.stdout}{done.stderr}\n")
+    return classify(step, done.returncode, done.stderr)
+
+
+def step_arguments(rows, cols, args, dtype=None):
+    """A program's arguments: the size, --dtype and --reps where given."""
+    extra = ["--dtype", dtype or args.dtype]
+    if args.reps:
+        extra += ["--reps", args.reps]
+    return [rows, cols, *extra]
+
+
+def fresh_csv(path):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        path.unlink()
+    return path
+
+
+def rows_of(csv_path):
+    try:
+        return read_results(csv_path) if Path(csv_path).exists() else []
+    except ResultsError as error:
+        sys.exit(f"error: {error}")
+
+
+def report_problems(runs):
+    """One line for each run that did not give a result; True if any of them failed (a step
+    that is skipped, not built, or does not support the type is no failure)."""
+    problems = [run for run in runs if run.status != "ok"]
+    for run in problems:
+        print(f"{run.step}: {run.status}: {run.reason}")
+    return any(run.status == "failed" for run in problems)
+
+
+def command_run_all(args):
+    csv_path = fresh_csv(args.csv)
+    with open(csv_path.with_suffix(".log"), "w") as log:
+        runs = [run_step(step, step_arguments(args.rows, args.cols, args), csv_path, log=log,
+                         root=args.root)
+                for step in args.steps]
+    rows = rows_of(csv_path)
+    print(f"\nTranspose of {args.rows} x {args.cols} {args.dtype} on {devices(rows)}; median "
+          "times; % of the copy ceiling measured in the same program run")
+    statuses = {run.step: run.status for run in runs}
+    print(format_text(*progression_table(rows, args.steps, statuses)))
+    print(f"\nCSV: {csv_path}   program output: {csv_path.with_suffix('.log')}")
+    return 1 if report_problems(runs) else 0
+
+
+def thread_counts(limit):
+    counts, threads = [], 1
+    while threads < limit:
+        counts.append(threads)
+        threads *= 2
+    return counts + [limit]
+
+
+def command_scaling(args):
+    csv_path = fresh_csv(args.csv)
+    threads = args.threads or thread_counts(os.cpu_count() or 1)
+    runs = []
+    with open(csv_path.with_suffix(".log"), "w") as log:
+        for count in threads:
+            env = dict(os.environ, OMP_NUM_THREADS=str(count))
+            runs += [run_step(step, step_arguments(args.rows, args.cols, args), csv_path,
+                              env=env, log=log, root=args.root)
+                     for step in args.steps]
+    rows = rows_of(csv_path)
+    print(f"\nOpenMP scaling, {args.rows} x {args.cols} {args.dtype}, "
+          f"OMP_PROC_BIND={os.environ.get('OMP_PROC_BIND', 'unset')} "
+          f"OMP_PLACES={os.environ.get('OMP_PLACES', 'unset')}")
+    print(format_text(*scaling_table(rows)))
+    return 1 if report_problems(runs) else 0
+
+
+def command_sweep(args):
+    csv_path = fresh_csv(args.csv)
+    runs = []
+    with open(csv_path.with_suffix(".log"), "w") as log:
+        for size in args.sizes:
+            for step in args.steps:
+                run = run_step(step, step_arguments(size, size, args), csv_path, log=log,
+                               root=args.root)
+                runs.append(run)
+    rows = rows_of(csv_path)
+    steps = list(dict.fromkeys(row["step"] for row in rows))
+    print(f"\nEffective GB/s by size (square matrices, {args.dtype}); best variant per step")
+    lines = []
+    for size in args.sizes:
+        line = [f"{size} x {size}"]
+        for step in steps:
+            found = [row["gbps"] for row in rows if row["step"] == step and row["rows"] == size
+                     and row["dtype"] == args.dtype]
+            line.append(f"{max(found):.1f}" if found else "-")
+        lines.append(line)
+    print(format_text(["size", *steps], lines))
+    return 1 if report_problems(once_per_step(runs)) else 0
+
+
+def once_per_step(runs):
+    """One run per step and outcome: a step that could not run says so once, not once per
+    size."""
+    seen, kept = set(), []
+    for run in runs:
+        if run.status != "ok" and (run.step, run.status) not in seen:
+            seen.add((run.step, run.status))
+            kept.append(run)
+    return kept
+
+
+def command_bench(args):
+    csv_path = fresh_csv(args.csv)
+    reference, last = args.steps
+    runs = []
+    with open(csv_path.with_suffix(".log"), "w") as log:
+        for shape in args.shapes:
+            rows_count, cols_count = shape.split("x")
+            runs += [run_step(step, step_arguments(rows_count, cols_count, args), csv_path,
+                              log=log, root=args.root)
+                     for step in args.steps]
+    rows = rows_of(csv_path)
+    print(f"\n{last} against {reference} and the device-to-device copy, {args.dtype}, median "
+          f"kernel times, on {devices(rows)}")
+    print(format_text(*bench_table(rows, args.shapes, reference, last)))
+    return 1 if report_problems(runs) else 0
+
+
+def command_dtypes(args):
+    """Every step for every element type at one size: one CSV, one step x dtype table."""
+    csv_path = fresh_csv(args.csv)
+    runs = []
+    with open(csv_path.with_suffix(".log"), "w") as log:
+        for dtype in args.dtypes:
+            for step in args.steps:
+                run = run_step(step, step_arguments(args.rows, args.cols, args, dtype), csv_path,
+                               log=log, root=args.root)
+                run.dtype = dtype
+                runs.append(run)
+    rows = rows_of(csv_path)
+    print(f"\nEvery element type, {args.rows} x {args.cols} on {devices(rows)}: % of the copy "
+          "ceiling measured in the same run (best variant per step); n/a: the step does not "
+          "support the type")
+    statuses = {(run.step, run.dtype): run.status for run in runs if run.status != "ok"}
+    header, lines = dtypes_table(rows, args.steps, statuses)
+    # The table's lines are types: turn it round, one line per step, a column per type.
+    columns = [header[0]] + [line[0] for line in lines]
+    turned = [[step] + [line[2 + index] for line in lines]
+              for index, step in enumerate(args.steps)]
+    print(format_text(["step"] + columns[1:], turned, name_columns=1))
+    print(f"\nCSV: {csv_path}   program output: {csv_path.with_suffix('.log')}")
+    # Per type where it depends on the type (n/a, failed); once per step where it does not.
+    for run in runs:
+        if run.status in ("n/a", "failed"):
+            print(f"{run.step} {run.dtype}: {run.status}: {run.reason}")
+    report_problems([run for run in once_per_step(runs) if run.status in ("skipped", "not built")])
+    return 1 if any(run.status == "failed" for run in runs) else 0
+
+
+def parse_arguments(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name in ("run-all", "scaling", "sweep", "bench", "dtypes"):
+        sub = commands.add_parser(name)
+        sub.add_argument("--steps", nargs="+", required=True)
+        sub.add_argument("--csv", required=True)
+        sub.add_argument("--reps", type=int)
+        sub.add_argument("--root", type=Path, default=ROOT,
+                         help="the folder holding the step folders (default: this lab)")
+        if name == "dtypes":
+            sub.add_argument("--dtypes", nargs="+", choices=list(DTYPES), default=list(DTYPES),
+                             help="the element types to run (default: every one)")
+        else:
+            sub.add_argument("--dtype", choices=list(DTYPES), default=DEFAULT_DTYPE,
+                             help=f"the element type (default {DEFAULT_DTYPE})")
+        if name in ("run-all", "scaling", "dtypes"):
+            sub.add_argument("--rows", type=int, default=8192)
+            sub.add_argument("--cols", type=int, default=8192)
+        if name == "scaling":
+            sub.add_argument("--threads", type=int, nargs="+")
+        if name == "sweep":
+            sub.add_argument("--sizes", type=int, nargs="+", required=True)
+        if name == "bench":
+            sub.add_argument("--shapes", nargs="+", required=True)
+    args = parser.parse_args(argv)
+    if args.command == "bench" and len(args.steps) != 2:
+        parser.error("bench takes two steps: the reference and the last step")
+    return args
+
+
+def main(argv=None):
+    args = parse_arguments(argv)
+    handlers = {"run-all": command_run_all, "scaling": command_scaling,
+                "sweep": command_sweep, "bench": command_bench, "dtypes": command_dtypes}
+    return handlers[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
