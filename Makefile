@@ -3,11 +3,16 @@
 
 # ---- The progression, written once: every target below derives from these lists. ----
 CPU_STEPS  := CPU.omp
-CUDA_STEPS := CUDA.v1 CUDA.v2 CUDA.v3 CUDA.v4 CUDA.v5_unroll CUDA.v6_locality
+CUDA_STEPS := CUDA.v1 CUDA.v2 CUDA.v3 CUDA.v4 CUDA.v5_unroll CUDA.v6_locality CUDA.v7_packed
 REFERENCE_STEPS := CUDA.cublas
 PROGRESSION := $(CPU_STEPS) $(CUDA_STEPS)
 STEPS := $(PROGRESSION) $(REFERENCE_STEPS)
 LAST_STEP := $(lastword $(CUDA_STEPS))
+# Steps of other kinds (their own ceilings, their own sections): a matrix in host memory, and a
+# matrix spread over several GPUs.
+PIPELINE_STEPS := CUDA.v8_streams
+DISTRIBUTED_STEPS := CUDA.v9_multigpu
+ALL_STEPS := $(STEPS) $(PIPELINE_STEPS) $(DISTRIBUTED_STEPS)
 
 # ---- Sizes and settings (override on the command line: make run-all ROWS=4096) ----
 ROWS ?= 8192
@@ -28,7 +33,7 @@ ifeq ($(NVCC),)
   BUILT_STEPS := $(CPU_STEPS)
   NVCC_NOTE := @echo "nvcc not found: the CUDA steps are not built (install the CUDA toolkit for them)"
 else
-  BUILT_STEPS := $(STEPS)
+  BUILT_STEPS := $(ALL_STEPS)
   NVCC_NOTE := @true
 endif
 
@@ -50,12 +55,13 @@ DTYPE_ARG := --dtype $(DTYPE)
 
 .DEFAULT_GOAL := help
 .PHONY: help all run-all scaling sweep bench dtypes plots profile readme test diff format clean \
-        $(STEPS) tests-build
+        $(ALL_STEPS) tests-build
 
 help:
 	@echo "Transpose lab: one problem, one idea per step (see README.md)."
 	@echo
 	@echo "Steps, in order: $(PROGRESSION)   reference: $(REFERENCE_STEPS)"
+	@echo "Other kinds: host pipeline $(PIPELINE_STEPS), distributed $(DISTRIBUTED_STEPS)"
 	@echo
 	@echo "  make help          this list"
 	@echo "  make all           build every step (CUDA steps need nvcc; CUDA_ARCH=86 to choose)"
@@ -69,6 +75,9 @@ help:
 	@echo "  make plots         PNG pictures from the CSV files in results/"
 	@echo "  make readme        regenerate the README tables from RESULTS (default results/)"
 	@echo "  make diff STEP=X   what step X changed against the step before it"
+	@echo "  make exercises     exercises/: every step with its lesson lines taken out (FORCE=1 overwrites)"
+	@echo "  make check STEP=X  grade step X (FROM=exercises: its exercise, FROM=DIR: DIR/transpose.cu;"
+	@echo "                     QUICK=1 leaves out the shape past 2^31 elements)"
 	@echo "  make format        clang-format every C++/CUDA source"
 	@echo "  make clean         remove builds and results"
 	@echo
@@ -79,7 +88,7 @@ help:
 all: $(BUILT_STEPS)
 	$(NVCC_NOTE)
 
-$(STEPS):
+$(ALL_STEPS):
 	@$(MAKE) --no-print-directory -C $@
 
 $(VENV)/.ready: requirements.txt
@@ -145,11 +154,20 @@ diff:
 	old=$$(ls $$prev/transpose.c*); new=$$(ls $(STEP)/transpose.c*); \
 	diff -u --label "$$old" --label "$$new" "$$old" "$$new"; test $$? -le 1
 
+# The lab as a course: exercises generated from the steps' lesson markers, and the grader.
+.PHONY: exercises check
+exercises: $(PY_READY)
+	$(PY) -m transpose_lab.exercises $(if $(FORCE),--force)
+
+# Exits 0 when every check passed; the grader's own exit code is 77 without a GPU (skipped).
+check: $(PY_READY)
+	@$(PY) -m transpose_lab.grader $(STEP) $(if $(FROM),--from $(FROM)) $(if $(QUICK),--quick)
+
 format:
 	clang-format -i common/*.cpp common/*.hpp common/*.cu common/*.cuh */transpose.c* tests/*.cpp
 
 clean:
-	@for step in $(STEPS); do $(MAKE) --no-print-directory -C $$step clean; done
+	@for step in $(ALL_STEPS); do $(MAKE) --no-print-directory -C $$step clean; done
 	@$(MAKE) --no-print-directory -C tests clean
 	rm -rf results
 

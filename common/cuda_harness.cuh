@@ -125,7 +125,7 @@ std::vector<double> median_event_ms(int reps, cudaStream_t stream, Before&& befo
   return medians;
 }
 
-std::string describe_launch(const LaunchShape& shape) {
+inline std::string describe_launch(const LaunchShape& shape) {
   if (shape.grid.x == 0) return "library call";
   char text[96];
   std::snprintf(text, sizeof text, "grid %ux%ux%u block %ux%ux%u", shape.grid.x, shape.grid.y,
@@ -133,7 +133,7 @@ std::string describe_launch(const LaunchShape& shape) {
   return text;
 }
 
-std::int64_t threads_launched(const LaunchShape& shape) {
+inline std::int64_t threads_launched(const LaunchShape& shape) {
   if (shape.grid.x == 0) return 0;
   return std::int64_t{shape.grid.x} * shape.grid.y * shape.grid.z * shape.block.x * shape.block.y *
          shape.block.z;

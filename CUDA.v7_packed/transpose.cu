@@ -1,0 +1,162 @@
+// CUDA.v7_packed: every global access is 16 bytes, whatever the element size.
+// Changed since v6_locality: a warp of 1-byte loads moves 32 bytes per instruction, a quarter of
+// what a warp of 16-byte loads moves, and v6 reaches only two thirds of the copy for uint8. So each
+// thread now loads 16 bytes (N = 16 / sizeof(T) elements) from each of N consecutive input rows:
+// an N x N block of elements. It transposes that block in registers (swapping sub-blocks: whole
+// 32-bit words where they are word-sized or larger, byte permutes below that), so that each of its
+// N registers holds 16 bytes of one OUTPUT row. The block goes through shared memory, 16 bytes a
+// cell, with the cell index swizzled (XOR) instead of padded so that 16-byte accesses are
+// conflict-free, and every output row is written 16 bytes a thread, 256 bytes a tile row, as in v6.
+// Shapes whose rows or cols are not a multiple of N cannot use aligned 16-byte accesses: the same
+// kernel then reads and writes element by element, neighbouring threads on neighbouring elements.
+#include <cstdint>
+
+#include "../common/cuda_check.cuh"
+#include "../common/cuda_step.cuh"
+
+constexpr int CHUNKS = 16;  // 16-byte chunks of an input row per tile: 256 bytes, as in v6
+constexpr int GROUPS = 16;  // groups of N input rows per tile: 256 bytes of each output row
+constexpr int THREADS = CHUNKS * GROUPS;
+constexpr int VECTOR_BYTES = 16;
+constexpr int WORDS = VECTOR_BYTES / 4;
+
+// Element i of a 16-byte register block, as 32-bit words (constant indices keep it in registers).
+template <class T>
+__device__ void put(std::uint32_t (&w)[WORDS], int i, T value) {
+  if constexpr (sizeof(T) >= 4) {
+    const auto* words = reinterpret_cast<const std::uint32_t*>(&value);
+#pragma unroll
+    for (int x = 0; x < int(sizeof(T) / 4); ++x) w[i * sizeof(T) / 4 + x] = words[x];
+  } else {
+    const int x = i * sizeof(T) / 4, shift = (i * sizeof(T) % 4) * 8;
+    const std::uint32_t mask = ((1u << (8 * sizeof(T))) - 1) << shift;
+    w[x] = (w[x] & ~mask) | (std::uint32_t(value) << shift);
+  }
+}
+
+// The N x N block of E-byte elements (row k in w[k]) transposed in place: round S swaps the
+// elements of row i whose index has bit S set with those of row i + S whose index has it clear.
+template <int E, int N>
+__device__ void transpose_in_registers(std::uint32_t (&w)[N][WORDS]) {
+#pragma unroll
+  for (int S = 1; S < N; S *= 2) {
+#pragma unroll
+    for (int a = 0; a < N; ++a) {
+      if (a & S) continue;
+      const int b = a + S;
+      if (S * E >= 4) {  // whole words: register renaming, no instructions
+        const int ws = S * E / 4;
+#pragma unroll
+        for (int x = 0; x < WORDS; ++x) {
+          if (x & ws) {
+            const std::uint32_t t = w[a][x];
+            w[a][x] = w[b][x - ws];
+            w[b][x - ws] = t;
+          }
+        }
+      } else {  // bytes or half words inside each word: one byte permute per word and row
+        const unsigned keep_low = S * E == 1 ? 0x6240 : 0x5410;
+        const unsigned keep_high = S * E == 1 ? 0x7351 : 0x7632;
+#pragma unroll
+        for (int x = 0; x < WORDS; ++x) {
+          const std::uint32_t low = __byte_perm(w[a][x], w[b][x], keep_low);
+          w[b][x] = __byte_perm(w[a][x], w[b][x], keep_high);
+          w[a][x] = low;
+        }
+      }
+    }
+  }
+}
+
+// Which 16-byte cell of a tile row holds group g: XOR with the row's chunk spreads the 8 cells a
+// quarter warp touches over all 32 banks, in both phases.
+template <int N, bool kAligned>
+__device__ int cell(int out_row_local, int g) {
+  const int chunk = kAligned ? out_row_local / N : out_row_local % CHUNKS;
+  return out_row_local * GROUPS + (g ^ (chunk % GROUPS));
+}
+
+// kAligned: rows and cols are multiples of N, so every 16 bytes of a row are one aligned vector.
+template <class T, bool kAligned>
+__global__ void __launch_bounds__(THREADS)
+    transpose_kernel(const T* in, T* out, int rows, int cols) {
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  constexpr int TILE_DIM = CHUNKS * N;  // a tile is TILE_DIM x TILE_DIM elements
+  extern __shared__ uint4 tile[];       // [TILE_DIM output rows][GROUPS] cells of 16 bytes
+  const int group = threadIdx.x / CHUNKS, chunk = threadIdx.x % CHUNKS;
+  const int tile_r = blockIdx.x * TILE_DIM;  // blockIdx.x walks down the rows, as in v6
+  const int tile_c = blockIdx.y * TILE_DIM;
+  const int first_row = tile_r + group * N, first_col = tile_c + chunk * N;
+
+  std::uint32_t w[N][WORDS] = {};
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    const T* row = in + static_cast<size_t>(first_row + k) * cols;
+    if (first_row + k >= rows) continue;
+    if constexpr (kAligned) {
+      if (first_col < cols) {
+        const uint4 v = *reinterpret_cast<const uint4*>(row + first_col);
+        w[k][0] = v.x, w[k][1] = v.y, w[k][2] = v.z, w[k][3] = v.w;
+      }
+    } else {  // element i of this thread: column tile_c + i * CHUNKS + chunk
+#pragma unroll
+      for (int i = 0; i < N; ++i)
+        if (tile_c + i * CHUNKS + chunk < cols) put(w[k], i, row[tile_c + i * CHUNKS + chunk]);
+    }
+  }
+  transpose_in_registers<sizeof(T), N>(w);  // w[j]: 16 bytes of one output row, rows first_row..
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    const int out_row_local = kAligned ? chunk * N + j : j * CHUNKS + chunk;
+    tile[cell<N, kAligned>(out_row_local, group)] = make_uint4(w[j][0], w[j][1], w[j][2], w[j][3]);
+  }
+  __syncthreads();  // outside any bounds check: every thread of the block must reach it
+
+  if constexpr (!kAligned) {  // element by element: TILE_DIM neighbouring threads per output row
+#pragma unroll 4
+    for (int pass = 0; pass < N * N; ++pass) {
+      const int linear = pass * THREADS + threadIdx.x;
+      const int out_row_local = linear / TILE_DIM, e = linear % TILE_DIM;
+      const int out_row = tile_c + out_row_local, out_col = tile_r + e;
+      if (out_row >= cols || out_col >= rows) continue;
+      const uint4& cell_bytes = tile[cell<N, kAligned>(out_row_local, e / N)];
+      out[static_cast<size_t>(out_row) * rows + out_col] =
+          reinterpret_cast<const T*>(&cell_bytes)[e % N];
+    }
+  } else {
+#pragma unroll
+    for (int pass = 0; pass < N; ++pass) {  // CHUNKS output rows a pass, a cell a thread
+      const int out_row_local = pass * CHUNKS + threadIdx.x / GROUPS, g = threadIdx.x % GROUPS;
+      const int out_row = tile_c + out_row_local, out_col = tile_r + g * N;
+      if (out_row >= cols || out_col >= rows) continue;
+      *reinterpret_cast<uint4*>(out + static_cast<size_t>(out_row) * rows + out_col) =
+          tile[cell<N, kAligned>(out_row_local, g)];
+    }
+  }
+}
+
+template <class T, bool kAligned>
+LaunchShape launch(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
+  constexpr int TILE_DIM = CHUNKS * (VECTOR_BYTES / sizeof(T));
+  constexpr int SHARED_BYTES = TILE_DIM * GROUPS * VECTOR_BYTES;  // 64 KiB for 1-byte elements
+  static const bool configured = [] {  // above 48 KiB a kernel must ask for its shared memory
+    CUDA_CHECK(cudaFuncSetAttribute(transpose_kernel<T, kAligned>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, SHARED_BYTES));
+    return true;
+  }();
+  (void)configured;
+  const dim3 block(THREADS);
+  const dim3 grid((rows + TILE_DIM - 1) / TILE_DIM, (cols + TILE_DIM - 1) / TILE_DIM);
+  transpose_kernel<T, kAligned><<<grid, block, SHARED_BYTES, stream>>>(in, out, rows, cols);
+  return {grid, block};
+}
+
+template <class T>
+LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  if (rows % N == 0 && cols % N == 0) return launch<T, true>(in, out, rows, cols, stream);
+  return launch<T, false>(in, out, rows, cols, stream);
+}
+
+const char* const kStepSummary =
+    "16-byte accesses for every element size: N x N blocks transposed in registers";

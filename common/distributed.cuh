@@ -1,0 +1,114 @@
+// The interface between a distributed step (kind `distributed`, e.g. CUDA.v9_multigpu) and its
+// driver, common/distributed_driver.cu, which owns main(): the decomposition of the matrix into
+// bands, one rank's buffers and streams, and the team of ranks this process drives.
+//
+// G ranks, one band each. Rank g holds input rows [g*R/G, (g+1)*R/G) (a band_rows(g) x cols
+// row-major block) and output rows [g*C/G, (g+1)*C/G) (a band_cols(g) x rows row-major block):
+// uneven bands when G does not divide. The step turns the input bands into the output bands; the
+// driver fills, verifies, times and reports.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "cuda_check.cuh"
+#include "cuda_step.cuh"
+
+namespace lab {
+
+using Index = std::int64_t;
+
+struct Decomposition {
+  Index rows = 0, cols = 0;  // the whole matrix
+  int ranks = 1;             // G
+  int chunks = 1;            // K: pieces of each input band, exchanged one after another
+  int elem_bytes = 4;
+
+  Index row_begin(int g) const { return rows * g / ranks; }  // input band of rank g
+  Index band_rows(int g) const { return row_begin(g + 1) - row_begin(g); }
+  Index col_begin(int g) const { return cols * g / ranks; }  // output band of rank g
+  Index band_cols(int g) const { return col_begin(g + 1) - col_begin(g); }
+  // Chunk k of rank g: input rows [chunk_begin(g, k), chunk_begin(g, k + 1)) of its band.
+  Index chunk_begin(int g, int k) const { return band_rows(g) * k / chunks; }
+  Index chunk_rows(int g, int k) const { return chunk_begin(g, k + 1) - chunk_begin(g, k); }
+  std::size_t bytes(Index elements) const {
+    return static_cast<std::size_t>(elements) * static_cast<std::size_t>(elem_bytes);
+  }
+};
+
+// One rank: a GPU in the single-process and MPI modes, or one of several virtual ranks sharing a
+// GPU in the test mode. Buffers are raw bytes: NCCL moves bytes, the kernels see the storage type.
+struct Rank {
+  int rank = 0;                        // 0 .. G-1 in the whole team
+  int device = 0;                      // the CUDA device it runs on
+  ncclComm_t comm = nullptr;           // null for virtual ranks (their exchange is device copies)
+  char* in = nullptr;                  // input band, band_rows x cols
+  char* out = nullptr;                 // output band, band_cols x rows
+  char* send[2] = {nullptr, nullptr};  // the step's scratch: a transposed chunk, double-buffered
+  char* recv[2] = {nullptr, nullptr};  // the blocks received for a chunk, double-buffered
+  cudaStream_t compute = nullptr;      // local transposes (and the timing events)
+  cudaStream_t link = nullptr;         // the exchange
+  cudaStream_t place = nullptr;        // placement of received blocks into the output band
+  cudaEvent_t transposed[2] = {}, exchanged[2] = {}, placed[2] = {};
+  cudaEvent_t joined = nullptr;  // virtual exchange: this rank's link stream reached the barrier
+  LaunchShape shape;             // of the first local transpose, for the report
+};
+
+// The ranks this process drives: all G in the single-process and virtual modes, one under MPI.
+struct Team {
+  Decomposition plan;
+  bool virtual_ranks = false;  // every rank on one GPU, exchange by device copies
+  std::vector<Rank> local;
+};
+
+// What one rank sends to and receives from every rank (index: the peer's rank), in bytes.
+struct Blocks {
+  const char* send = nullptr;
+  char* recv = nullptr;
+  std::vector<std::size_t> send_offset, send_bytes, recv_offset, recv_bytes;
+  explicit Blocks(int ranks)
+      : send_offset(ranks), send_bytes(ranks), recv_offset(ranks), recv_bytes(ranks) {}
+};
+
+// Defined by the step. Scratch each rank needs beyond its bands: bytes of one send and one recv
+// buffer (0: the step runs without them, e.g. with one rank).
+struct Scratch {
+  std::size_t send = 0, recv = 0;
+};
+Scratch step_scratch(const Decomposition& plan, int rank);
+
+// Defined by the step: one all-to-all on every local rank's link stream, blocks[i] for
+// team.local[i]; pairs of zero bytes are skipped on both sides. The driver's ceiling calls it too.
+void all_to_all(Team& team, const std::vector<Blocks>& blocks);
+
+// Defined by the step, for T any storage type: enqueue the transpose of every local rank's input
+// band into its output band. Starts after the work already on each rank's compute stream; when it
+// returns, everything it enqueued is ordered before later work on the compute streams.
+template <class T>
+void enqueue_distributed_transpose(Team& team);
+
+// Defined by the driver: the linked kernel step's launcher (STEP_KERNEL), checked like every
+// launch (common/cuda_harness.cuh's launch_checked).
+template <class T>
+LaunchShape local_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream);
+
+// NCCL calls are checked like CUDA calls: a failure names the call and exits non-zero.
+[[noreturn]] void fail_nccl(ncclResult_t status, ncclComm_t comm, const char* file, int line,
+                            const char* call);
+
+}  // namespace lab
+
+// The step's one-line lesson is kStepSummary (common/cuda_step.cuh); the kernel step it links
+// (STEP_KERNEL) has its own, renamed by common/step.mk:
+extern const char* const kReusedKernelSummary;
+
+#define NCCL_CHECK(call, comm)                                              \
+  do {                                                                      \
+    const ncclResult_t nccl_check_status = (call);                          \
+    if (nccl_check_status != ncclSuccess)                                   \
+      lab::fail_nccl(nccl_check_status, (comm), __FILE__, __LINE__, #call); \
+  } while (0)

@@ -1,0 +1,837 @@
+// main() for distributed steps (kind `distributed`): the matrix lives in row bands over G ranks
+// and so does its transpose (common/distributed.cuh). Three ways to run, one code:
+//   --gpus N           one process drives N visible GPUs (ncclCommInitAll); default: all of them
+//   mpirun -np N       built with MPI (LAB_WITH_MPI): one process per GPU (ncclCommInitRank)
+//   --virtual-ranks N  test mode: N ranks on one GPU, the exchange done by device copies
+// For every fill each rank's input band is filled on the host from the fill definition, the
+// output bands are poisoned, the step runs once, and every rank verifies its own output band
+// bitwise; then the step and its ceiling, the all-to-all of the same bytes without transposes,
+// are timed alternately (L2 flushed before each), and the kernel step the step links is timed
+// alone on the whole matrix on one GPU for comparison.
+#include <nccl.h>
+#include <unistd.h>
+
+#ifdef LAB_WITH_MPI
+#define OMPI_SKIP_MPICXX 1  // the C interface only: the C++ bindings are deprecated and noisy
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli.hpp"
+#include "config.hpp"
+#include "cuda_check.cuh"
+#include "cuda_harness.cuh"
+#include "cuda_step.cuh"
+#include "distributed.cuh"
+#include "host_memory.hpp"
+#include "matrix.hpp"
+#include "report.hpp"
+#include "step_info.hpp"
+#include "timer.hpp"
+
+namespace {
+
+using lab::Decomposition;
+using lab::Index;
+using lab::Rank;
+using lab::Team;
+
+constexpr std::size_t kChunkTargetBytes = std::size_t{32} << 20;  // of an input band, by default
+constexpr int kMaxDefaultChunks = 16;
+
+const lab::Dtype* g_requested_dtype = nullptr;
+
+// ---- The processes: one, or one per GPU under MPI ----
+
+struct World {
+  bool mpi = false;  // launched by mpirun and built with MPI
+  int rank = 0, size = 1;
+  int local_rank = 0;  // among the processes on this host
+};
+World g_world;
+std::string g_label = STEP_NAME;  // "STEP" or "STEP: rank r": what every message starts with
+
+#ifdef LAB_WITH_MPI
+bool launched_by_mpi() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MV2_COMM_WORLD_SIZE"})
+    if (std::getenv(name) != nullptr) return true;
+  return false;
+}
+#endif
+
+[[noreturn]] void leave(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+#ifdef LAB_WITH_MPI
+  if (g_world.mpi) MPI_Finalize();
+#endif
+  std::exit(code);
+}
+
+// Every rank passes its own exit code (0: fine); all leave with the largest when one is not 0.
+// The rank that failed has printed why; the others leave quietly.
+void agree_or_leave(int code) {
+#ifdef LAB_WITH_MPI
+  if (g_world.mpi) {
+    int worst = 0;
+    MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    code = worst;
+  }
+#endif
+  if (code != lab::kExitOk) leave(code);
+}
+
+void barrier() {
+#ifdef LAB_WITH_MPI
+  if (g_world.mpi) MPI_Barrier(MPI_COMM_WORLD);
+#endif
+}
+
+bool rank0_says(bool value) {  // rank 0 decides, everybody follows (loops that must match)
+#ifdef LAB_WITH_MPI
+  if (g_world.mpi) {
+    int v = value ? 1 : 0;
+    MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return v != 0;
+  }
+#endif
+  return value;
+}
+
+void max_over_ranks(std::vector<double>& values) {
+#ifdef LAB_WITH_MPI
+  if (g_world.mpi && !values.empty())
+    MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_MAX,
+                  MPI_COMM_WORLD);
+#else
+  (void)values;
+#endif
+}
+
+// ---- The command line: the shared options plus this kind's own ----
+
+struct DistributedOptions {
+  int gpus = 0;           // 0: not given
+  int virtual_ranks = 0;  // 0: not given
+  int chunks = 0;         // 0: chosen from the band size
+};
+
+const char* const kDistributedUsage =
+    "  --gpus N           this one process drives N GPUs through NCCL (default: every visible "
+    "GPU)\n"
+    "  --virtual-ranks N  test mode: N ranks on one GPU, the exchange done by device copies\n"
+    "  --chunks N         pieces of each band, exchanged while the next is transposed "
+    "(default: by size)\n"
+    "  Built with MPI, under mpirun: one process per GPU (no --gpus). NCCL_NVLS_ENABLE=0 unless "
+    "set.\n";
+
+[[noreturn]] void usage_error(const lab::CliSpec& spec, const std::string& why) {
+  if (g_world.rank == 0)
+    std::fprintf(stderr, "%s: error: %s\n%s%s", spec.program.c_str(), why.c_str(),
+                 lab::usage_text(spec).c_str(), kDistributedUsage);
+  leave(lab::kExitUsage);
+}
+
+int parse_count(const lab::CliSpec& spec, const std::string& flag, const char* text) {
+  const std::string value = text == nullptr ? "" : text;
+  if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos ||
+      value.size() > 6)
+    usage_error(spec, flag + " needs a whole number from 1 to 999999, got '" + value + "'");
+  const int n = std::atoi(value.c_str());
+  if (n == 0) usage_error(spec, flag + " must be at least 1, got '" + value + "'");
+  return n;
+}
+
+// Takes this kind's flags out of argv (the shared parser refuses options it does not know).
+DistributedOptions take_distributed_options(int* argc, char** argv, const lab::CliSpec& spec) {
+  DistributedOptions options;
+  int kept = 1;
+  for (int i = 1; i < *argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      if (g_world.rank == 0) std::printf("%s%s", lab::usage_text(spec).c_str(), kDistributedUsage);
+      leave(lab::kExitOk);
+    }
+    int* target = arg == "--gpus"            ? &options.gpus
+                  : arg == "--virtual-ranks" ? &options.virtual_ranks
+                  : arg == "--chunks"        ? &options.chunks
+                                             : nullptr;
+    if (target == nullptr) {
+      argv[kept++] = argv[i];
+      continue;
+    }
+    *target = parse_count(spec, arg, i + 1 < *argc ? argv[++i] : nullptr);
+  }
+  *argc = kept;
+  argv[kept] = nullptr;
+  if (options.gpus != 0 && options.virtual_ranks != 0)
+    usage_error(spec, "--gpus and --virtual-ranks exclude each other");
+  return options;
+}
+
+// ---- Fills and verification of one band, on the host, from the fill definition ----
+
+template <class T>
+void fill_band(T* band, const Decomposition& plan, int g, const lab::Dtype& type, int fill) {
+  const Index first = plan.row_begin(g) * plan.cols, count = plan.band_rows(g) * plan.cols;
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < count; ++i) band[i] = lab::fill_value<T>(type, fill, first + i);
+}
+
+std::string hex(const void* bits, int bytes) {
+  std::string text = "0x";
+  const auto* b = static_cast<const unsigned char*>(bits);
+  char two[3];
+  for (int i = bytes - 1; i >= 0; --i) {  // most significant byte first
+    std::snprintf(two, sizeof two, "%02x", b[i]);
+    text += two;
+  }
+  return text;
+}
+
+// Output band of rank g: out[(c - c0) * rows + r] must be input element (r, c), for c in the band.
+// Positions in the report are in the whole output (cols x rows).
+template <class T>
+lab::Verification verify_band(const T* out, const Decomposition& plan, int g,
+                              const lab::Dtype& type, int fill) {
+  const Index c0 = plan.col_begin(g), band_cols = plan.band_cols(g), rows = plan.rows;
+  lab::Verification result;
+  result.checked = band_cols * rows;
+  Index wrong = 0, first = result.checked;
+#pragma omp parallel for collapse(2) schedule(static) reduction(+ : wrong) reduction(min : first)
+  for (Index c = 0; c < band_cols; ++c) {
+    for (Index r = 0; r < rows; ++r) {
+      const T want = lab::fill_value<T>(type, fill, r * plan.cols + c0 + c);
+      if (std::memcmp(out + c * rows + r, &want, sizeof(T)) == 0) continue;
+      ++wrong;
+      first = std::min(first, c * rows + r);
+    }
+  }
+  result.wrong = wrong;
+  if (wrong != 0) {
+    result.first_row = c0 + first / rows;
+    result.first_col = first % rows;
+    const T want = lab::fill_value<T>(type, fill, result.first_col * plan.cols + result.first_row);
+    result.got = hex(out + first, sizeof(T));
+    result.want = hex(&want, sizeof(T));
+  }
+  return result;
+}
+
+// ---- Waiting: never blocks where NCCL might not finish ----
+
+void abort_and_leave(Team& team, int rank, ncclResult_t error, const char* what) {
+  std::fprintf(stderr, "%s: NCCL error on rank %d while %s: %s%s\n", g_label.c_str(), rank, what,
+               ncclGetErrorString(error),
+               error == ncclRemoteError ? " (a peer failed or left)" : "");
+  for (Rank& r : team.local)
+    if (r.comm != nullptr) ncclCommAbort(r.comm);
+  std::fflush(stderr);
+  std::exit(lab::kExitFailed);  // under MPI, mpirun stops the other ranks
+}
+
+// Until every stream of every local rank is idle; meanwhile NCCL's asynchronous errors (a peer
+// that died, a broken link) are checked, so an error ends the run instead of hanging it.
+void wait_for(Team& team, const char* what) {
+  for (;;) {
+    bool done = true;
+    for (Rank& r : team.local) {
+      CUDA_CHECK(cudaSetDevice(r.device));
+      for (cudaStream_t stream : {r.compute, r.link, r.place}) {
+        const cudaError_t status = cudaStreamQuery(stream);
+        if (status == cudaErrorNotReady)
+          done = false;
+        else
+          CUDA_CHECK(status);
+      }
+    }
+    if (done) return;
+    for (Rank& r : team.local) {
+      if (r.comm == nullptr) continue;
+      ncclResult_t async = ncclSuccess;
+      NCCL_CHECK(ncclCommGetAsyncError(r.comm, &async), r.comm);
+      if (async != ncclSuccess && async != ncclInProgress)
+        abort_and_leave(team, r.rank, async, what);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+// ---- Set-up ----
+
+int default_chunks(const Decomposition& plan) {
+  if (plan.ranks == 1) return 1;
+  Index widest = 0, narrowest = plan.rows;
+  for (int g = 0; g < plan.ranks; ++g) {
+    widest = std::max(widest, plan.band_rows(g));
+    narrowest = std::min(narrowest, plan.band_rows(g));
+  }
+  const std::size_t band_bytes = plan.bytes(widest * plan.cols);
+  Index chunks = static_cast<Index>((band_bytes + kChunkTargetBytes - 1) / kChunkTargetBytes);
+  chunks = std::min<Index>(chunks, kMaxDefaultChunks);
+  if (narrowest > 0) chunks = std::min(chunks, narrowest);
+  return static_cast<int>(std::max<Index>(chunks, 1));
+}
+
+struct Buffers {  // what the driver owns for one local rank, besides the device pointers in Rank
+  lab::PinnedArray<char> host_in, host_out;
+  std::unique_ptr<lab::L2Flush> flush;  // one per GPU: on the first local rank of each device
+  bool leads_device = false;
+  cudaEvent_t start = nullptr, stop = nullptr;
+};
+
+char* device_bytes(std::size_t bytes) {
+  void* raw = nullptr;
+  CUDA_CHECK(cudaMalloc(&raw, std::max<std::size_t>(bytes, 1)));
+  return static_cast<char*>(raw);
+}
+
+std::size_t rank_device_bytes(const Decomposition& plan, int g) {
+  const lab::Scratch scratch = lab::step_scratch(plan, g);
+  const std::size_t copies = plan.chunks > 1 ? 2 : 1;
+  return plan.bytes(plan.band_rows(g) * plan.cols) + plan.bytes(plan.band_cols(g) * plan.rows) +
+         copies * (scratch.send + scratch.recv);
+}
+
+// Every rank's bands and buffers, and the L2 flush of each GPU, must fit in its GPU's free memory.
+int check_device_memory(const Team& team) {
+  int code = lab::kExitOk;
+  for (std::size_t i = 0; i < team.local.size(); ++i) {
+    const Rank& me = team.local[i];
+    bool first_on_device = true;
+    for (std::size_t j = 0; j < i; ++j) first_on_device &= team.local[j].device != me.device;
+    if (!first_on_device) continue;
+    std::size_t needed = 0;
+    for (const Rank& other : team.local)
+      if (other.device == me.device) needed += rank_device_bytes(team.plan, other.rank);
+    cudaDeviceProp properties;
+    CUDA_CHECK(cudaGetDeviceProperties(&properties, me.device));
+    needed += static_cast<std::size_t>(std::max(properties.l2CacheSize, 0));
+    CUDA_CHECK(cudaSetDevice(me.device));
+    std::size_t free_bytes = 0, total_bytes = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (needed > free_bytes) {
+      std::fprintf(
+          stderr,
+          "%s: error: rank %d's band of %lld x %lld %s does not fit on GPU %d (%s): its "
+          "bands, exchange buffers and the L2 flush buffer need %s; it has %s free of %s\n",
+          g_label.c_str(), me.rank, static_cast<long long>(team.plan.rows),
+          static_cast<long long>(team.plan.cols), g_requested_dtype->name, me.device,
+          properties.name, lab::format_bytes(needed).c_str(), lab::format_bytes(free_bytes).c_str(),
+          lab::format_bytes(total_bytes).c_str());
+      code = lab::kExitNoMemory;
+    }
+    // Received blocks are placed with strided copies whose pitch is a whole output row.
+    if (team.plan.ranks > 1 && team.plan.bytes(team.plan.rows) > properties.memPitch) {
+      std::fprintf(stderr,
+                   "%s: error: an output row of %lld elements is %s, over the largest pitch of a "
+                   "strided copy on %s (%s)\n",
+                   g_label.c_str(), static_cast<long long>(team.plan.rows),
+                   lab::format_bytes(team.plan.bytes(team.plan.rows)).c_str(), properties.name,
+                   lab::format_bytes(properties.memPitch).c_str());
+      code = lab::kExitFailed;
+    }
+  }
+  return code;
+}
+
+void set_up(Team& team, std::vector<Buffers>& buffers) {
+  const Decomposition& plan = team.plan;
+  std::size_t host_bytes = 0;
+  for (const Rank& me : team.local)
+    host_bytes += plan.bytes(plan.band_rows(me.rank) * plan.cols) +
+                  plan.bytes(plan.band_cols(me.rank) * plan.rows);
+  lab::require_host_memory(host_bytes, "the input and output bands");
+  buffers.resize(team.local.size());
+  for (std::size_t i = 0; i < team.local.size(); ++i) {
+    Rank& me = team.local[i];
+    Buffers& mine = buffers[i];
+    CUDA_CHECK(cudaSetDevice(me.device));
+    mine.leads_device = true;
+    for (std::size_t j = 0; j < i; ++j) mine.leads_device &= team.local[j].device != me.device;
+    const std::size_t in_bytes = plan.bytes(plan.band_rows(me.rank) * plan.cols);
+    const std::size_t out_bytes = plan.bytes(plan.band_cols(me.rank) * plan.rows);
+    mine.host_in = lab::allocate_pinned<char>(in_bytes, "an input band");
+    mine.host_out = lab::allocate_pinned<char>(out_bytes, "an output band");
+    me.in = device_bytes(in_bytes);
+    me.out = device_bytes(out_bytes);
+    const lab::Scratch scratch = lab::step_scratch(plan, me.rank);
+    for (int b = 0; b < (plan.chunks > 1 ? 2 : 1); ++b) {
+      if (scratch.send != 0) me.send[b] = device_bytes(scratch.send);
+      if (scratch.recv != 0) me.recv[b] = device_bytes(scratch.recv);
+    }
+    if (me.send[1] == nullptr) me.send[1] = me.send[0];  // one chunk: one buffer of each
+    if (me.recv[1] == nullptr) me.recv[1] = me.recv[0];
+    for (cudaStream_t* stream : {&me.compute, &me.link, &me.place})
+      CUDA_CHECK(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
+    for (int b = 0; b < 2; ++b)
+      for (cudaEvent_t* event : {&me.transposed[b], &me.exchanged[b], &me.placed[b]})
+        CUDA_CHECK(cudaEventCreateWithFlags(event, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&me.joined, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreate(&mine.start));
+    CUDA_CHECK(cudaEventCreate(&mine.stop));
+    if (mine.leads_device) {
+      cudaDeviceProp properties;
+      CUDA_CHECK(cudaGetDeviceProperties(&properties, me.device));
+      mine.flush = std::make_unique<lab::L2Flush>(properties);
+    }
+  }
+}
+
+void tear_down(Team& team, std::vector<Buffers>& buffers) {
+  for (std::size_t i = 0; i < team.local.size(); ++i) {
+    Rank& me = team.local[i];
+    CUDA_CHECK(cudaSetDevice(me.device));
+    buffers[i].flush.reset();
+    buffers[i].host_in.reset();
+    buffers[i].host_out.reset();
+    if (me.comm != nullptr) NCCL_CHECK(ncclCommDestroy(me.comm), me.comm);
+    me.comm = nullptr;
+    for (int b = 0; b < 2; ++b) {
+      if (b == 0 || me.send[1] != me.send[0]) CUDA_CHECK(cudaFree(me.send[b]));
+      if (b == 0 || me.recv[1] != me.recv[0]) CUDA_CHECK(cudaFree(me.recv[b]));
+      for (cudaEvent_t event : {me.transposed[b], me.exchanged[b], me.placed[b]})
+        CUDA_CHECK(cudaEventDestroy(event));
+    }
+    for (cudaEvent_t event : {me.joined, buffers[i].start, buffers[i].stop})
+      CUDA_CHECK(cudaEventDestroy(event));
+    CUDA_CHECK(cudaFree(me.in));
+    CUDA_CHECK(cudaFree(me.out));
+    for (cudaStream_t stream : {me.compute, me.link, me.place})
+      CUDA_CHECK(cudaStreamDestroy(stream));
+  }
+}
+
+// ---- The ceiling: the all-to-all of the same bytes, straight from the input bands into the
+// output bands, no transposes (rank g sends d the band_rows(g) x band_cols(d) elements the step
+// sends it, its own block included, as nccl-tests' alltoall does). ----
+
+void enqueue_ceiling(Team& team) {
+  const Decomposition& plan = team.plan;
+  std::vector<lab::Blocks> blocks;
+  for (Rank& me : team.local) {
+    const int g = me.rank;
+    lab::Blocks b(plan.ranks);
+    b.send = me.in;
+    b.recv = me.out;
+    for (int peer = 0; peer < plan.ranks; ++peer) {
+      b.send_offset[peer] = plan.bytes(plan.band_rows(g) * plan.col_begin(peer));
+      b.send_bytes[peer] = plan.bytes(plan.band_rows(g) * plan.band_cols(peer));
+      b.recv_offset[peer] = plan.bytes(plan.band_cols(g) * plan.row_begin(peer));
+      b.recv_bytes[peer] = plan.bytes(plan.band_cols(g) * plan.band_rows(peer));
+    }
+    blocks.push_back(std::move(b));
+    CUDA_CHECK(cudaSetDevice(me.device));
+    CUDA_CHECK(cudaEventRecord(me.transposed[0], me.compute));
+    CUDA_CHECK(cudaStreamWaitEvent(me.link, me.transposed[0], 0));
+  }
+  lab::all_to_all(team, blocks);
+  for (Rank& me : team.local) {
+    CUDA_CHECK(cudaSetDevice(me.device));
+    CUDA_CHECK(cudaEventRecord(me.exchanged[0], me.link));
+    CUDA_CHECK(cudaStreamWaitEvent(me.compute, me.exchanged[0], 0));
+  }
+}
+
+// One timed run of `enqueue`: every GPU's L2 flushed, then CUDA events around the work on each
+// rank's compute stream; the time is the slowest rank's (all ranks, under MPI).
+template <class Enqueue>
+double timed_run(Team& team, std::vector<Buffers>& buffers, Enqueue&& enqueue) {
+  wait_for(team, "waiting before a timed run");
+  barrier();
+  for (std::size_t i = 0; i < team.local.size(); ++i) {
+    Rank& me = team.local[i];
+    CUDA_CHECK(cudaSetDevice(me.device));
+    if (buffers[i].leads_device) {
+      (*buffers[i].flush)(me.compute);
+    } else {  // virtual ranks start together, after their GPU's flush
+      for (std::size_t j = 0; j < i; ++j)
+        if (team.local[j].device == me.device && buffers[j].leads_device)
+          CUDA_CHECK(cudaStreamWaitEvent(me.compute, buffers[j].start, 0));
+    }
+    CUDA_CHECK(cudaEventRecord(buffers[i].start, me.compute));
+  }
+  enqueue();
+  for (std::size_t i = 0; i < team.local.size(); ++i) {
+    CUDA_CHECK(cudaSetDevice(team.local[i].device));
+    CUDA_CHECK(cudaEventRecord(buffers[i].stop, team.local[i].compute));
+  }
+  wait_for(team, "timing");
+  double slowest = 0;
+  for (Buffers& mine : buffers) {
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, mine.start, mine.stop));
+    slowest = std::max(slowest, static_cast<double>(ms));
+  }
+  return slowest;
+}
+
+// ---- One run, verified on every rank ----
+
+template <class T>
+void run_once_verified(Team& team, std::vector<Buffers>& buffers, const lab::Dtype& dtype, int fill,
+                       int fills, const char* when) {
+  const Decomposition& plan = team.plan;
+  for (std::size_t i = 0; i < team.local.size(); ++i) {
+    Rank& me = team.local[i];
+    CUDA_CHECK(cudaSetDevice(me.device));
+    const std::size_t in_bytes = plan.bytes(plan.band_rows(me.rank) * plan.cols);
+    const std::size_t out_bytes = plan.bytes(plan.band_cols(me.rank) * plan.rows);
+    if (fill >= 0) {
+      fill_band(reinterpret_cast<T*>(buffers[i].host_in.get()), plan, me.rank, dtype, fill);
+      CUDA_CHECK(cudaMemcpyAsync(me.in, buffers[i].host_in.get(), in_bytes, cudaMemcpyHostToDevice,
+                                 me.compute));
+    }
+    CUDA_CHECK(cudaMemsetAsync(me.out, lab::kPoisonByte, out_bytes, me.compute));
+  }
+  lab::enqueue_distributed_transpose<T>(team);
+  for (std::size_t i = 0; i < team.local.size(); ++i) {
+    Rank& me = team.local[i];
+    CUDA_CHECK(cudaSetDevice(me.device));
+    CUDA_CHECK(cudaMemcpyAsync(buffers[i].host_out.get(), me.out,
+                               plan.bytes(plan.band_cols(me.rank) * plan.rows),
+                               cudaMemcpyDeviceToHost, me.compute));
+  }
+  wait_for(team, when);
+  int code = lab::kExitOk;
+  for (std::size_t i = 0; i < team.local.size(); ++i) {
+    const Rank& me = team.local[i];
+    lab::Verification check = verify_band(reinterpret_cast<const T*>(buffers[i].host_out.get()),
+                                          plan, me.rank, dtype, fill >= 0 ? fill : 0);
+    check.fill = fill >= 0 ? fill : 0;
+    check.fills = fills;
+    if (check.ok()) continue;
+    std::fprintf(stderr, "%s (%s): rank %d of %d (GPU %d), output rows [%lld, %lld): %s\n",
+                 STEP_NAME, when, me.rank, plan.ranks, me.device,
+                 static_cast<long long>(plan.col_begin(me.rank)),
+                 static_cast<long long>(plan.col_begin(me.rank + 1)), check.describe().c_str());
+    code = lab::kExitFailed;
+  }
+  agree_or_leave(code);
+}
+
+// ---- The kernel step alone on the whole matrix on one GPU: what several GPUs are up against ----
+
+struct SingleGpu {
+  double ms = -1;    // < 0: not measured
+  std::string note;  // why not
+};
+
+template <class T>
+SingleGpu time_single_gpu(int device, const lab::Options& options) {
+  SingleGpu result;
+  const lab::Dtype& dtype = *options.dtype;
+  const int rows = options.rows, cols = options.cols;
+  const std::size_t bytes = lab::matrix_bytes(rows, cols, sizeof(T));
+  CUDA_CHECK(cudaSetDevice(device));
+  cudaDeviceProp properties;
+  CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (2 * bytes + (std::size_t{64} << 20) > free_bytes ||
+      2 * bytes > lab::read_host_memory().available / 2) {
+    result.note = "the whole matrix does not fit next to the bands";
+    return result;
+  }
+  lab::PinnedArray<T> host_in = lab::allocate_pinned<T>(Index{rows} * cols, "the input");
+  lab::PinnedArray<T> host_out = lab::allocate_pinned<T>(Index{rows} * cols, "the output");
+  lab::DeviceArray<T> in = lab::allocate_device<T>(Index{rows} * cols);
+  lab::DeviceArray<T> out = lab::allocate_device<T>(Index{rows} * cols);
+  const lab::L2Flush flush_l2(properties);
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreate(&stream));
+  const lab::Verification check =
+      lab::verify_every_fill(dtype, host_in.get(), host_out.get(), rows, cols, [&] {
+        CUDA_CHECK(cudaMemcpy(in.get(), host_in.get(), bytes, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemsetAsync(out.get(), lab::kPoisonByte, bytes, stream));
+        lab::local_transpose(in.get(), out.get(), rows, cols, stream);
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        CUDA_CHECK(cudaMemcpy(host_out.get(), out.get(), bytes, cudaMemcpyDeviceToHost));
+      });
+  if (!check.ok()) {
+    std::fprintf(stderr, "%s (the kernel step alone on one GPU): %s\n", STEP_NAME,
+                 check.describe().c_str());
+    std::exit(lab::kExitFailed);
+  }
+  result.ms = lab::median_event_ms(
+      options.reps, stream, [&] { flush_l2(stream); },
+      [&] { lab::local_transpose(in.get(), out.get(), rows, cols, stream); })[0];
+  CUDA_CHECK(cudaStreamDestroy(stream));
+  return result;
+}
+
+std::string figure(const char* format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+// ---- The run ----
+
+template <class T>
+int run(Team& team, const lab::Options& options, const std::string& variant, bool nvls_set_here) {
+  const lab::Dtype& dtype = *options.dtype;
+  Decomposition& plan = team.plan;
+  agree_or_leave(check_device_memory(team));
+  std::vector<Buffers> buffers;
+  set_up(team, buffers);
+
+  // The communicators: none for virtual ranks (their exchange is device copies).
+  if (!team.virtual_ranks) {
+    if (g_world.mpi) {
+#ifdef LAB_WITH_MPI
+      ncclUniqueId id;
+      if (g_world.rank == 0) NCCL_CHECK(ncclGetUniqueId(&id), nullptr);
+      MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+      Rank& me = team.local[0];
+      CUDA_CHECK(cudaSetDevice(me.device));
+      NCCL_CHECK(ncclCommInitRank(&me.comm, plan.ranks, id, me.rank), nullptr);
+#endif
+    } else {
+      std::vector<ncclComm_t> comms(plan.ranks);
+      std::vector<int> devices;
+      for (const Rank& me : team.local) devices.push_back(me.device);
+      NCCL_CHECK(ncclCommInitAll(comms.data(), plan.ranks, devices.data()), nullptr);
+      for (int g = 0; g < plan.ranks; ++g) team.local[g].comm = comms[g];
+    }
+  }
+
+  // Correct first: every fill, every rank verifies its own output band.
+  const int fills = lab::fills_needed(dtype, plan.rows * plan.cols);
+  for (int fill = fills - 1; fill >= 0; --fill)
+    run_once_verified<T>(team, buffers, dtype, fill, fills, "first run");
+
+  // The step and its ceiling, alternately; warm-up as long as rank 0 says.
+  auto step = [&] { lab::enqueue_distributed_transpose<T>(team); };
+  auto ceiling = [&] { enqueue_ceiling(team); };
+  const auto warm_start = std::chrono::steady_clock::now();
+  for (int i = 0;
+       rank0_says(i < lab::kWarmupRuns || lab::elapsed_ms(warm_start) < lab::kMinWarmupMs); ++i) {
+    timed_run(team, buffers, step);
+    timed_run(team, buffers, ceiling);
+  }
+  std::vector<double> step_ms, ceiling_ms;
+  for (int i = 0; i < options.reps; ++i) {
+    step_ms.push_back(timed_run(team, buffers, step));
+    ceiling_ms.push_back(timed_run(team, buffers, ceiling));
+  }
+  max_over_ranks(step_ms);
+  max_over_ranks(ceiling_ms);
+  const double median_ms = lab::median(step_ms), median_ceiling_ms = lab::median(ceiling_ms);
+
+  // The timed runs' result, verified again (the input still holds fill 0).
+  run_once_verified<T>(team, buffers, dtype, -1, fills, "after timing");
+
+  // The kernel step alone on the whole matrix, on rank 0's GPU.
+  SingleGpu single;
+  if (g_world.rank == 0) single = time_single_gpu<T>(team.local[0].device, options);
+  barrier();
+
+  if (g_world.rank == 0) {
+    cudaDeviceProp properties;
+    CUDA_CHECK(cudaGetDeviceProperties(&properties, team.local[0].device));
+    lab::Measurement m;
+    m.step = STEP_NAME;
+    m.variant = variant;
+    m.device = properties.name;
+    m.dtype = dtype.name;
+    m.elem_bytes = dtype.bytes;
+    m.kind = STEP_KIND;
+    m.rows = plan.rows;
+    m.cols = plan.cols;
+    m.threads = lab::threads_launched(team.local[0].shape);
+    m.launch = std::to_string(plan.ranks) + " bands x " + std::to_string(plan.chunks) +
+               " chunks, " + lab::describe_launch(team.local[0].shape);
+    m.reps = options.reps;
+    m.median_ms = median_ms;
+    m.e2e_ms = -1;  // the data lives on the GPUs: there is no host round trip to time
+    m.verified = true;
+    m.summary = kStepSummary;
+    lab::set_bandwidth(m, median_ceiling_ms);
+
+    // Bus figures as nccl-tests reports an all-to-all: bytes per GPU over time (algbw), and
+    // algbw * (G-1)/G, the share that crosses the links (busbw).
+    const double per_gpu_bytes =
+        static_cast<double>(plan.bytes(plan.rows * plan.cols)) / plan.ranks;
+    const double share = static_cast<double>(plan.ranks - 1) / plan.ranks;
+    auto algbw = [&](double ms) { return per_gpu_bytes / (ms * 1e-3) / 1e9; };
+    Index min_rows = plan.rows, max_rows = 0;
+    for (int g = 0; g < plan.ranks; ++g) {
+      min_rows = std::min(min_rows, plan.band_rows(g));
+      max_rows = std::max(max_rows, plan.band_rows(g));
+    }
+    std::vector<std::string> lines = {
+        "device   " + std::string(properties.name) +
+            (team.virtual_ranks ? " (virtual ranks: one GPU, exchange by device copies)" : ""),
+        lab::matrix_line(plan.rows, plan.cols, dtype.name, dtype.bytes, options.reps, "runs") +
+            ", L2 flushed before each",
+        "bands    " + std::to_string(plan.ranks) + " ranks, input bands of " +
+            std::to_string(min_rows) + " to " + std::to_string(max_rows) + " rows, " +
+            std::to_string(plan.chunks) + " chunk(s) each; kernel " + STEP_KERNEL_NAME + ": " +
+            kReusedKernelSummary,
+        "exchange algbw " + figure("%.1f", algbw(median_ms)) + " GB/s, busbw " +
+            figure("%.1f", algbw(median_ms) * share) + " GB/s (ceiling: algbw " +
+            figure("%.1f", algbw(median_ceiling_ms)) + ", busbw " +
+            figure("%.1f", algbw(median_ceiling_ms) * share) + "), " +
+            lab::format_bytes(static_cast<std::size_t>(per_gpu_bytes)) + " per GPU",
+        std::string("nccl     NCCL_NVLS_ENABLE=") + std::getenv("NCCL_NVLS_ENABLE") +
+            (nvls_set_here ? " (set by the program)" : " (from the environment)"),
+        "check    first run: every rank's output band verified bitwise" +
+            std::string(fills > 1 ? " over " + std::to_string(fills) + " fills" : "") +
+            "; after timing: verified again"};
+    if (single.ms > 0)
+      lines.push_back("1 GPU    " + std::string(STEP_KERNEL_NAME) + " alone on the whole matrix: " +
+                      figure("%.4f", single.ms) + " ms; this step takes " +
+                      figure("%.2f", median_ms / single.ms) + "x its time");
+    else
+      lines.push_back("1 GPU    not measured: " + single.note);
+    lab::print_context(std::string(STEP_NAME) + ": " + kStepSummary, lines);
+    std::vector<lab::TableRow> table = {
+        lab::table_row(m),
+        {team.virtual_ranks ? "device copies" : "all-to-all",
+         team.virtual_ranks ? "the same blocks by cudaMemcpyAsync (ceiling)"
+                            : "ncclSend/ncclRecv of the same bytes (ceiling)",
+         median_ceiling_ms, m.ceiling_gbps, 100.0, -1, "-"}};
+    if (single.ms > 0)
+      table.push_back({"1 GPU", std::string(STEP_KERNEL_NAME) + " on the whole matrix", single.ms,
+                       lab::effective_gbps(plan.rows, plan.cols, dtype.bytes, single.ms),
+                       100.0 * median_ceiling_ms / single.ms, -1, "verified"});
+    lab::print_table(table);
+    if (!options.csv_path.empty()) lab::append_csv(options.csv_path, {m});
+  }
+  tear_down(team, buffers);
+  return lab::kExitOk;
+}
+
+}  // namespace
+
+const lab::Dtype& lab::requested_dtype() {
+  return *g_requested_dtype;
+}
+
+namespace lab {
+
+[[noreturn]] void fail_nccl(ncclResult_t status, ncclComm_t comm, const char* file, int line,
+                            const char* call) {
+  const char* detail = ncclGetLastError(comm);
+  std::fprintf(stderr, "%s: NCCL error: %s%s%s (at %s:%d in %s)\n", g_label.c_str(),
+               ncclGetErrorString(status), detail != nullptr && *detail ? ": " : "",
+               detail != nullptr ? detail : "", file, line, call);
+  std::fflush(stderr);
+  std::exit(kExitFailed);  // under MPI, mpirun stops the other ranks
+}
+
+template <class T>
+LaunchShape local_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
+  return launch_checked(STEP_NAME, in, out, rows, cols, stream);
+}
+#define LAB_INSTANTIATE_LOCAL(T) \
+  template LaunchShape local_transpose<T>(const T*, T*, int, int, cudaStream_t);
+LAB_INSTANTIATE_LOCAL(Bytes1)
+LAB_INSTANTIATE_LOCAL(Bytes2)
+LAB_INSTANTIATE_LOCAL(Bytes4)
+LAB_INSTANTIATE_LOCAL(Bytes8)
+LAB_INSTANTIATE_LOCAL(Bytes16)
+#undef LAB_INSTANTIATE_LOCAL
+
+}  // namespace lab
+
+int main(int argc, char** argv) {
+  // NVLink multicast (NVLS) stays off unless the user chose: set before NCCL starts.
+  const bool nvls_set_here = std::getenv("NCCL_NVLS_ENABLE") == nullptr;
+  if (nvls_set_here) setenv("NCCL_NVLS_ENABLE", "0", 0);
+
+#ifdef LAB_WITH_MPI
+  if (launched_by_mpi()) {
+    MPI_Init(&argc, &argv);
+    g_world.mpi = true;
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_world.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_world.size);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_world.rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &g_world.local_rank);
+    MPI_Comm_free(&node);
+    g_label = std::string(STEP_NAME) + ": rank " + std::to_string(g_world.rank);
+  }
+#endif
+  const lab::CliSpec spec = lab::step_cli_spec({}, lab::kDefaultGpuReps);
+  const DistributedOptions distributed = take_distributed_options(&argc, argv, spec);
+  if (g_world.mpi && distributed.gpus != 0)
+    usage_error(spec, "under mpirun each process drives one GPU: --gpus is for one process");
+  if (g_world.mpi && g_world.size > 1 && distributed.virtual_ranks != 0)
+    usage_error(spec, "--virtual-ranks runs in one process, not under mpirun -np " +
+                          std::to_string(g_world.size));
+  const lab::Options options = lab::parse_options_or_exit(argc, argv, spec);
+  g_requested_dtype = options.dtype;
+
+  int device_count = 0;
+  const cudaError_t device_status = cudaGetDeviceCount(&device_count);
+  if (device_status != cudaSuccess) device_count = 0;
+  int any_device = device_count > 0 ? 1 : 0;
+#ifdef LAB_WITH_MPI
+  if (g_world.mpi) MPI_Allreduce(MPI_IN_PLACE, &any_device, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+#endif
+  if (any_device == 0) {
+    if (g_world.rank == 0)
+      std::fprintf(stderr, "%s: skipped: no CUDA device (%s)\n", STEP_NAME,
+                   device_status != cudaSuccess ? cudaGetErrorString(device_status)
+                                                : "the driver reports none");
+    leave(lab::kExitSkipped);
+  }
+
+  Team team;
+  std::string variant;
+  const bool virtual_mode = distributed.virtual_ranks != 0;
+  int ranks = 1;
+  if (virtual_mode) {
+    ranks = distributed.virtual_ranks;
+    variant = "virtual=" + std::to_string(ranks);
+    for (int g = 0; g < ranks; ++g) team.local.push_back(Rank{});
+    for (int g = 0; g < ranks; ++g) team.local[g].rank = g;
+  } else if (g_world.mpi) {
+    ranks = g_world.size;
+    variant = "gpus=" + std::to_string(ranks) + " mpi";
+    if (g_world.local_rank >= device_count) {
+      char host[256] = "?";
+      gethostname(host, sizeof host - 1);
+      std::fprintf(stderr,
+                   "%s: error: no GPU of its own: it is process %d on host %s, which has %d "
+                   "visible CUDA device(s); run at most one process per GPU\n",
+                   g_label.c_str(), g_world.local_rank, host, device_count);
+    }
+    agree_or_leave(g_world.local_rank >= device_count ? lab::kExitFailed : lab::kExitOk);
+    team.local.push_back(Rank{});
+    team.local[0].rank = g_world.rank;
+    team.local[0].device = g_world.local_rank;
+  } else {
+    ranks = distributed.gpus != 0 ? distributed.gpus : device_count;
+    if (ranks > device_count)
+      usage_error(spec, "--gpus " + std::to_string(ranks) + ": only " +
+                            std::to_string(device_count) + " CUDA device(s) visible");
+    variant = "gpus=" + std::to_string(ranks) + " single-process";
+    for (int g = 0; g < ranks; ++g) team.local.push_back(Rank{});
+    for (int g = 0; g < ranks; ++g) team.local[g].rank = team.local[g].device = g;
+  }
+  team.virtual_ranks = virtual_mode;
+  team.plan.rows = options.rows;
+  team.plan.cols = options.cols;
+  team.plan.ranks = ranks;
+  team.plan.elem_bytes = options.dtype->bytes;
+  team.plan.chunks = ranks == 1 ? 1 : distributed.chunks != 0 ? distributed.chunks : 1;
+  if (ranks > 1 && distributed.chunks == 0) team.plan.chunks = default_chunks(team.plan);
+
+  const int code = lab::with_storage_type(options.dtype->bytes, [&](auto element) {
+    return run<decltype(element)>(team, options, variant, nvls_set_here);
+  });
+  leave(code);
+}

@@ -1,0 +1,109 @@
+// The interface a host_pipeline step implements (CUDA.v8_streams); common/pipeline_driver.cu owns
+// main() and does the rest (allocation of the host matrices, fills, verification, the bus and
+// serial ceilings, timing, the report, the timeline file).
+//
+// The step decides how the matrix is cut (plan_pieces) and runs the pieces through the GPU
+// (StreamPipeline): input and output are in host memory; piece p, a band of input rows, goes up,
+// is transposed by a kernel step's launcher (cuda_step.cuh, linked through STEP_KERNEL), and comes
+// back as a band of output columns.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda_step.cuh"
+
+// The summary of the kernel step whose launcher the pipeline runs (common/step.mk links it under
+// this name, so that it does not collide with the step's own kStepSummary).
+extern const char* const kReusedKernelSummary;
+
+namespace lab {
+
+// What the command line asks of the pipeline; 0 leaves the choice to the step.
+struct PipelineRequest {
+  int rows = 0, cols = 0, elem_bytes = 0;
+  int streams = 0;             // --streams K
+  int pieces = 0;              // --pieces N
+  std::size_t device_mem = 0;  // --device-mem: bytes of device memory the pipeline may allocate
+};
+
+// How the matrix is cut: piece p holds input rows [first_row(p), first_row(p + 1)), bands that
+// differ by at most one row when the pieces do not divide the rows. Piece p runs on stream
+// p % streams, which owns one input and one output buffer on the device for the largest piece.
+struct PiecePlan {
+  int rows = 0, cols = 0, elem_bytes = 0;
+  int streams = 0;  // never more than the pieces
+  int pieces = 0;
+  std::int64_t first_row(int piece) const {
+    return std::int64_t{piece} * rows / pieces;  // 64-bit: rows * pieces can pass 2^31
+  }
+  int rows_of(int piece) const { return static_cast<int>(first_row(piece + 1) - first_row(piece)); }
+  int max_piece_rows() const { return (rows + pieces - 1) / pieces; }
+  // One stream's input band plus its output band, for the largest piece.
+  std::size_t stream_bytes() const {
+    return 2 * static_cast<std::size_t>(max_piece_rows()) * static_cast<std::size_t>(cols) *
+           static_cast<std::size_t>(elem_bytes);
+  }
+  std::size_t device_bytes() const { return static_cast<std::size_t>(streams) * stream_bytes(); }
+};
+
+// Host only (no CUDA call): the plan for a request, or a plan with pieces == 0 and the reason in
+// *why (the request cannot be met: bad input). Defined by the step.
+PiecePlan plan_pieces(const PipelineRequest& request, std::string* why);
+
+// When each stage of one piece ran, in ms from the start of the run (CUDA events; zero is an
+// event on origin just before the fork): up is
+// the host-to-device copy, kernel the transpose, down the device-to-host copy. A start is the
+// moment the stream reached the stage; an engine busy with another stream's copy can hold it
+// back a little longer.
+struct PieceTimes {
+  int piece = 0, stream = 0;
+  std::int64_t first_row = 0;
+  int rows = 0;
+  float up_start = 0, up_end = 0, kernel_start = 0, kernel_end = 0, down_start = 0, down_end = 0;
+};
+
+template <class T>
+struct PipelineState;  // the step's own: its streams, device buffers and events
+
+// Defined by the step for every storage type T of dtype.hpp (Bytes1 ... Bytes16).
+template <class T>
+class StreamPipeline {
+ public:
+  // Creates the streams and allocates plan.device_bytes() of device memory.
+  explicit StreamPipeline(const PiecePlan& plan);
+  ~StreamPipeline();
+  StreamPipeline(const StreamPipeline&) = delete;
+  StreamPipeline& operator=(const StreamPipeline&) = delete;
+
+  // Enqueues the whole transpose, host_in (rows x cols) to host_out (cols x rows), and returns
+  // at once. The work starts after what is already on `origin` and `origin` waits for all of it,
+  // so events recorded on `origin` around this call time the whole pipeline. With
+  // record_timeline, events around every stage of every piece are recorded for timeline().
+  void enqueue(const T* host_in, T* host_out, cudaStream_t origin, bool record_timeline = false);
+
+  // After the last enqueue with record_timeline has finished: one entry per piece.
+  std::vector<PieceTimes> timeline() const;
+
+  // What one piece's launch looked like and the GPU threads all pieces launch, for the report.
+  LaunchShape piece_launch() const;
+  std::int64_t threads_launched() const;
+
+ private:
+  std::unique_ptr<PipelineState<T>> state_;
+};
+
+}  // namespace lab
+
+// For the step's transpose.cu: compiles the pipeline for every element size.
+#define LAB_INSTANTIATE_PIPELINE()                 \
+  template class lab::StreamPipeline<lab::Bytes1>; \
+  template class lab::StreamPipeline<lab::Bytes2>; \
+  template class lab::StreamPipeline<lab::Bytes4>; \
+  template class lab::StreamPipeline<lab::Bytes8>; \
+  template class lab::StreamPipeline<lab::Bytes16>;

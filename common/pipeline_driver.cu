@@ -1,0 +1,414 @@
+// main() for host_pipeline steps (CUDA.v8_streams): the matrix lives in host memory and the step
+// pipelines pieces of it through the GPU (common/pipeline.cuh). This driver parses the pipeline's
+// options, refuses bad input before looking for a GPU, allocates the host matrices (pinned, or
+// pageable to show what that costs), verifies the result of every fill bitwise on the host, then
+// times, alternately and in this one process:
+//   - the pipeline, end to end (host in -> host out);
+//   - its ceiling, the overlapped bus: host-to-device and device-to-host of the same bytes at once
+//     on two streams, from and to pinned memory;
+//   - the serial end to end of the kernel step it reuses (up, transpose, down, one after another),
+//     when the whole matrix fits in device memory.
+// No L2 flush: the data comes from host memory every time, and the kernel is a small part of it.
+#include <cuda_profiler_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "config.hpp"
+#include "cuda_check.cuh"
+#include "cuda_harness.cuh"
+#include "cuda_step.cuh"
+#include "host_memory.hpp"
+#include "matrix.hpp"
+#include "pipeline.cuh"
+#include "report.hpp"
+#include "step_info.hpp"
+#include "timer.hpp"
+
+#ifndef STEP_KERNEL_NAME
+#define STEP_KERNEL_NAME "the kernel step"  // the step's Makefile passes its STEP_KERNEL
+#endif
+
+namespace {
+
+using lab::Index;
+
+const lab::Dtype* g_requested_dtype = nullptr;
+
+// A pipeline run moves the matrix over the bus twice: far slower than a kernel, and steadier.
+constexpr int kDefaultPipelineReps = 10;
+constexpr std::size_t kDefaultDeviceMem = std::size_t{2} << 30;  // or a quarter of the free memory
+constexpr std::size_t kDeviceMargin = std::size_t{256} << 20;    // left free for the runtime
+constexpr std::size_t kCeilingChunkBytes = std::size_t{256} << 20;  // when the matrix does not fit
+
+const char* const kPipelineUsage =
+    "  --streams K        CUDA streams the pieces go round (default 3; 1: the serial pipeline)\n"
+    "  --pieces N         bands of input rows, 1..ROWS (default: from the size, --streams and\n"
+    "                     --device-mem)\n"
+    "  --device-mem BYTES device memory the pipeline may use (default 2 GiB or a quarter of the\n"
+    "                     free memory, the smaller)\n"
+    "  --host-memory M    pinned (default) or pageable: the host matrices from malloc\n"
+    "  --timeline FILE    write when each piece went up, was transposed and came down (CSV;\n"
+    "                     draw it with CUDA.v8_streams/plot_timeline.py)\n";
+
+struct PipelineOptions {
+  int streams = 0;             // 0: the step's default
+  int pieces = 0;              // 0: the step's default
+  std::size_t device_mem = 0;  // 0: the default
+  bool pageable = false;
+  std::string timeline_path;
+};
+
+[[noreturn]] void usage_error(const lab::CliSpec& spec, const std::string& message) {
+  std::fprintf(stderr, "%s: error: %s\n%s%s", spec.program.c_str(), message.c_str(),
+               lab::usage_text(spec).c_str(), kPipelineUsage);
+  std::exit(lab::kExitUsage);
+}
+
+// Strict, as the shared parser: digits only, 1..max.
+unsigned long long parse_positive(const lab::CliSpec& spec, const std::string& text,
+                                  const std::string& flag, unsigned long long max) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+    usage_error(spec, flag + " must be a positive whole number, got '" + text + "'");
+  if (text.size() > 19 || std::strtoull(text.c_str(), nullptr, 10) > max)
+    usage_error(spec, flag + " is too large: '" + text + "' (at most " + std::to_string(max) + ")");
+  const unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
+  if (value == 0) usage_error(spec, flag + " must be at least 1, got '" + text + "'");
+  return value;
+}
+
+// Takes the pipeline's own options out of argv; the rest goes to the shared parser. --help is
+// answered here, with the pipeline's options in the usage.
+std::vector<char*> take_pipeline_options(int argc, char** argv, const lab::CliSpec& spec,
+                                         PipelineOptions* pipeline) {
+  std::vector<char*> rest{argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool ours = arg == "--streams" || arg == "--pieces" || arg == "--device-mem" ||
+                      arg == "--host-memory" || arg == "--timeline";
+    if (arg == "--help" || arg == "-h") {
+      std::printf("%s%s", lab::usage_text(spec).c_str(), kPipelineUsage);
+      std::exit(lab::kExitOk);
+    }
+    if (!ours) {
+      rest.push_back(argv[i]);
+      // The shared options' values pass through untouched, whatever they look like.
+      const bool takes_value = arg == "--reps" || arg == "--dtype" || arg == "--csv";
+      if (takes_value && i + 1 < argc) rest.push_back(argv[++i]);
+      continue;
+    }
+    if (i + 1 >= argc) usage_error(spec, arg + " needs a value");
+    const std::string value = argv[++i];
+    if (arg == "--streams") {
+      pipeline->streams = static_cast<int>(parse_positive(spec, value, arg, 1024));
+    } else if (arg == "--pieces") {
+      pipeline->pieces = static_cast<int>(parse_positive(spec, value, arg, 2147483647));
+    } else if (arg == "--device-mem") {
+      pipeline->device_mem = parse_positive(spec, value, arg, std::size_t{1} << 50);
+    } else if (arg == "--host-memory") {
+      if (value != "pinned" && value != "pageable")
+        usage_error(spec, "--host-memory must be pinned or pageable, got '" + value + "'");
+      pipeline->pageable = value == "pageable";
+    } else {
+      if (value.empty()) usage_error(spec, "--timeline needs a file name");
+      pipeline->timeline_path = value;
+    }
+  }
+  return rest;
+}
+
+void fail_verification(const char* when, const lab::Verification& check) {
+  std::fprintf(stderr, "%s (%s): %s\n", STEP_NAME, when, check.describe().c_str());
+  std::exit(lab::kExitFailed);
+}
+
+// The host matrices: pinned (cudaMallocHost) or pageable (malloc).
+template <class T>
+struct HostMatrices {
+  lab::PinnedArray<T> pinned_in, pinned_out;
+  lab::HostArray<T> pageable_in, pageable_out;
+  T* in = nullptr;
+  T* out = nullptr;
+  HostMatrices(Index count, bool pageable) {
+    if (pageable) {
+      pageable_in = lab::allocate_host<T>(count, "the input");
+      pageable_out = lab::allocate_host<T>(count, "the output");
+      in = pageable_in.get();
+      out = pageable_out.get();
+    } else {
+      pinned_in = lab::allocate_pinned<T>(count, "the input");
+      pinned_out = lab::allocate_pinned<T>(count, "the output");
+      in = pinned_in.get();
+      out = pinned_out.get();
+    }
+  }
+};
+
+void write_timeline(const std::string& path, const std::vector<lab::PieceTimes>& pieces) {
+  std::ofstream out(path);
+  if (!out) {
+    std::fprintf(stderr, "error: cannot write %s\n", path.c_str());
+    std::exit(lab::kExitFailed);
+  }
+  out << "piece,stream,first_row,rows,up_start_ms,up_end_ms,kernel_start_ms,kernel_end_ms,"
+         "down_start_ms,down_end_ms\n";
+  char line[320];
+  for (const lab::PieceTimes& t : pieces) {
+    std::snprintf(line, sizeof line, "%d,%d,%lld,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n", t.piece,
+                  t.stream, static_cast<long long>(t.first_row), t.rows, t.up_start, t.up_end,
+                  t.kernel_start, t.kernel_end, t.down_start, t.down_end);
+    out << line;
+  }
+}
+
+template <class T>
+int run(const lab::Options& options, const PipelineOptions& pipeline,
+        const cudaDeviceProp& properties) {
+  const lab::Dtype& dtype = *options.dtype;
+  const int rows = options.rows, cols = options.cols;
+  const Index count = Index{rows} * cols;
+  const std::size_t bytes = lab::matrix_bytes(rows, cols, sizeof(T));
+
+  // The plan, now with the default device memory where none was given.
+  std::size_t device_free = 0, device_total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&device_free, &device_total));
+  lab::PipelineRequest request{
+      rows, cols, dtype.bytes, pipeline.streams, pipeline.pieces, pipeline.device_mem};
+  if (request.device_mem == 0) request.device_mem = std::min(kDefaultDeviceMem, device_free / 4);
+  std::string why;
+  const lab::PiecePlan plan = lab::plan_pieces(request, &why);
+  if (plan.pieces == 0) {  // only the default can fail here: a given --device-mem was checked
+    std::fprintf(stderr, "error: %s (the default for %s with %s free)\n", why.c_str(),
+                 properties.name, lab::format_bytes(device_free).c_str());
+    return lab::kExitNoMemory;
+  }
+  if (plan.device_bytes() + kDeviceMargin > device_free) {
+    std::fprintf(stderr,
+                 "error: the pipeline needs %s of device memory (%d streams x input and output "
+                 "of a piece of %d rows); %s has %s free of %s: lower --device-mem\n",
+                 lab::format_bytes(plan.device_bytes()).c_str(), plan.streams,
+                 plan.max_piece_rows(), properties.name, lab::format_bytes(device_free).c_str(),
+                 lab::format_bytes(device_total).c_str());
+    return lab::kExitNoMemory;
+  }
+  HostMatrices<T> host(count, pipeline.pageable);
+  lab::StreamPipeline<T> pipe(plan);
+  cudaStream_t origin, up_stream, down_stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&origin, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaStreamCreateWithFlags(&up_stream, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaStreamCreateWithFlags(&down_stream, cudaStreamNonBlocking));
+  cudaEvent_t fork, up_done, down_done;
+  for (cudaEvent_t* event : {&fork, &up_done, &down_done})
+    CUDA_CHECK(cudaEventCreateWithFlags(event, cudaEventDisableTiming));
+
+  // Device buffers of the ceilings: the whole matrix when it fits next to the pipeline (then the
+  // serial end to end runs in them too), else chunks and no serial reference.
+  std::size_t free_now = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_now, &device_total));
+  const bool serial_fits = 2 * bytes + kDeviceMargin <= free_now;
+  const std::size_t chunk =
+      serial_fits ? bytes
+                  : std::max<std::size_t>(
+                        std::min({bytes, kCeilingChunkBytes, free_now / 4}) / 4096 * 4096, 4096);
+  lab::DeviceArray<unsigned char> device_a = lab::allocate_device<unsigned char>(chunk);
+  lab::DeviceArray<unsigned char> device_b = lab::allocate_device<unsigned char>(chunk);
+  // The bus ceiling is always taken from pinned memory: with pageable matrices, from two pinned
+  // buffers of one chunk, copied again and again.
+  lab::PinnedArray<unsigned char> staging_up, staging_down;
+  if (pipeline.pageable) {
+    const std::size_t staged = std::min(chunk, kCeilingChunkBytes);
+    staging_up = lab::allocate_pinned<unsigned char>(staged, "the bus ceiling's source");
+    staging_down = lab::allocate_pinned<unsigned char>(staged, "the bus ceiling's destination");
+  }
+  const std::size_t ceiling_chunk = pipeline.pageable ? std::min(chunk, kCeilingChunkBytes) : chunk;
+
+  auto run_pipeline = [&] { pipe.enqueue(host.in, host.out, origin); };
+  auto bus_ceiling = [&] {
+    CUDA_CHECK(cudaEventRecord(fork, origin));
+    CUDA_CHECK(cudaStreamWaitEvent(up_stream, fork, 0));
+    CUDA_CHECK(cudaStreamWaitEvent(down_stream, fork, 0));
+    const auto* in_bytes = reinterpret_cast<const unsigned char*>(host.in);
+    auto* out_bytes = reinterpret_cast<unsigned char*>(host.out);
+    for (std::size_t offset = 0; offset < bytes; offset += ceiling_chunk) {
+      const std::size_t n = std::min(ceiling_chunk, bytes - offset);
+      CUDA_CHECK(cudaMemcpyAsync(device_a.get(),
+                                 pipeline.pageable ? staging_up.get() : in_bytes + offset, n,
+                                 cudaMemcpyHostToDevice, up_stream));
+      CUDA_CHECK(cudaMemcpyAsync(pipeline.pageable ? staging_down.get() : out_bytes + offset,
+                                 device_b.get(), n, cudaMemcpyDeviceToHost, down_stream));
+    }
+    CUDA_CHECK(cudaEventRecord(up_done, up_stream));
+    CUDA_CHECK(cudaEventRecord(down_done, down_stream));
+    CUDA_CHECK(cudaStreamWaitEvent(origin, up_done, 0));
+    CUDA_CHECK(cudaStreamWaitEvent(origin, down_done, 0));
+  };
+  T* const serial_in = reinterpret_cast<T*>(device_a.get());
+  T* const serial_out = reinterpret_cast<T*>(device_b.get());
+  LaunchShape serial_shape;
+  auto serial = [&] {
+    CUDA_CHECK(cudaMemcpyAsync(serial_in, host.in, bytes, cudaMemcpyHostToDevice, origin));
+    serial_shape = lab::launch_checked(STEP_NAME, serial_in, serial_out, rows, cols, origin);
+    CUDA_CHECK(cudaMemcpyAsync(host.out, serial_out, bytes, cudaMemcpyDeviceToHost, origin));
+  };
+
+  // Correct first: for every fill, one pipeline run into a poisoned output, verified bitwise.
+  const lab::Verification first_check =
+      lab::verify_every_fill(dtype, host.in, host.out, rows, cols, [&] {
+        run_pipeline();
+        CUDA_CHECK(cudaStreamSynchronize(origin));
+      });
+  if (!first_check.ok()) fail_verification("first run", first_check);
+  lab::Verification serial_check;
+  if (serial_fits) {
+    lab::poison_bytes(host.out, bytes);
+    serial();
+    CUDA_CHECK(cudaStreamSynchronize(origin));
+    serial_check = lab::verify_transpose(host.out, host.in, rows, cols);
+    if (!serial_check.ok()) fail_verification("serial reference", serial_check);
+  }
+
+  // One run bracketed for Nsight Systems (`nsys profile --capture-range=cudaProfilerApi`).
+  CUDA_CHECK(cudaProfilerStart());
+  run_pipeline();
+  CUDA_CHECK(cudaStreamSynchronize(origin));
+  CUDA_CHECK(cudaProfilerStop());
+
+  // The pipeline and its references, timed alternately (CUDA events on origin around each).
+  const std::vector<double> ms =
+      serial_fits ? lab::median_event_ms(
+                        options.reps, origin, [] {}, run_pipeline, bus_ceiling, serial)
+                  : lab::median_event_ms(
+                        options.reps, origin, [] {}, run_pipeline, bus_ceiling);
+  const double pipeline_ms = ms[0], ceiling_ms = ms[1], serial_ms = serial_fits ? ms[2] : -1;
+
+  // The last run is verified too, and gives the timeline.
+  lab::poison_bytes(host.out, bytes);
+  pipe.enqueue(host.in, host.out, origin, !pipeline.timeline_path.empty());
+  CUDA_CHECK(cudaStreamSynchronize(origin));
+  const lab::Verification final_check = lab::verify_transpose(host.out, host.in, rows, cols);
+  if (!final_check.ok()) fail_verification("after timing", final_check);
+  if (!pipeline.timeline_path.empty()) write_timeline(pipeline.timeline_path, pipe.timeline());
+
+  // The report: the pipeline's row and, when measured, the serial reference's.
+  const LaunchShape piece_shape = pipe.piece_launch();
+  const int smallest = plan.rows / plan.pieces, largest = plan.max_piece_rows();
+  const std::string piece_rows = smallest == largest
+                                     ? std::to_string(largest)
+                                     : std::to_string(smallest) + "-" + std::to_string(largest);
+  lab::Measurement m;
+  m.step = STEP_NAME;
+  m.variant = pipeline.pageable ? "pageable" : "pipeline";
+  m.device = properties.name;
+  m.dtype = dtype.name;
+  m.elem_bytes = dtype.bytes;
+  m.kind = STEP_KIND;
+  m.rows = rows;
+  m.cols = cols;
+  m.threads = pipe.threads_launched();
+  m.launch = std::to_string(plan.streams) + " streams x " + std::to_string(plan.pieces) +
+             " pieces of " + piece_rows + " rows, " + lab::describe_launch(piece_shape);
+  m.reps = options.reps;
+  m.median_ms = pipeline_ms;
+  m.e2e_ms = pipeline_ms;  // the pipeline is end to end: host in, host out
+  m.verified = true;
+  m.summary = kStepSummary;
+  lab::set_bandwidth(m, ceiling_ms);
+  std::vector<lab::Measurement> measured{m};
+  if (serial_fits) {
+    lab::Measurement s = m;
+    s.variant = "serial";
+    s.threads = lab::threads_launched(serial_shape);
+    s.launch = "1 stream, whole matrix, " + lab::describe_launch(serial_shape);
+    s.median_ms = s.e2e_ms = serial_ms;
+    s.summary = std::string("serial end to end of ") + STEP_KERNEL_NAME +
+                ": up, transpose, down, one after another";
+    lab::set_bandwidth(s, ceiling_ms);
+    measured.push_back(s);
+  }
+
+  const std::string given = pipeline.device_mem != 0
+                                ? "--device-mem " + std::to_string(pipeline.device_mem)
+                                : "default " + std::to_string(request.device_mem);
+  std::vector<std::string> context = {
+      "device   " + std::string(properties.name) + ", " +
+          std::to_string(properties.asyncEngineCount) + " copy engines",
+      lab::matrix_line(rows, cols, dtype.name, dtype.bytes, options.reps, "runs"),
+      std::string("host     ") + (pipeline.pageable
+                                      ? "pageable (malloc): the driver stages every copy through "
+                                        "pinned buffers of its own"
+                                      : "pinned (cudaMallocHost)"),
+      "pieces   " + std::to_string(plan.pieces) + " bands of " + piece_rows + " input rows over " +
+          std::to_string(plan.streams) + " streams; " + lab::format_bytes(plan.device_bytes()) +
+          " of device memory (" + given + ")",
+      std::string("kernel   ") + STEP_KERNEL_NAME + ": " + kReusedKernelSummary,
+      "ceiling  host to device and device to host of the same bytes at once, two streams, "
+      "pinned, " +
+          (ceiling_chunk == bytes ? std::string("one copy each way")
+                                  : "in chunks of " + lab::format_bytes(ceiling_chunk)),
+      serial_fits ? std::string("serial   ") + STEP_KERNEL_NAME +
+                        " end to end: the whole matrix up, transposed, down, on one stream"
+                  : "serial   not measured: in and out, " + lab::format_bytes(2 * bytes) +
+                        ", do not fit in device memory: that is what the pieces are for",
+      "check    first run " + first_check.describe(),
+      "         after timing " + final_check.describe()};
+  if (serial_fits) context.push_back("         serial reference " + serial_check.describe());
+  lab::print_context(std::string(STEP_NAME) + ": " + kStepSummary, context);
+  std::vector<lab::TableRow> table;
+  for (const lab::Measurement& row : measured) table.push_back(lab::table_row(row));
+  table.push_back(lab::ceiling_row(rows, cols, dtype.bytes, ceiling_ms,
+                                   "H2D + D2H at once, two streams, pinned (ceiling)"));
+  lab::print_table(table);
+  if (serial_fits)
+    std::printf("  speedup over the serial end to end: %.2fx\n", serial_ms / pipeline_ms);
+  if (!pipeline.timeline_path.empty())
+    std::printf("  timeline of the last run: %s\n", pipeline.timeline_path.c_str());
+  std::fflush(stdout);
+  if (!options.csv_path.empty()) lab::append_csv(options.csv_path, measured);
+
+  for (cudaEvent_t event : {fork, up_done, down_done}) CUDA_CHECK(cudaEventDestroy(event));
+  for (cudaStream_t stream : {origin, up_stream, down_stream})
+    CUDA_CHECK(cudaStreamDestroy(stream));
+  return lab::kExitOk;
+}
+
+}  // namespace
+
+const lab::Dtype& lab::requested_dtype() {
+  return *g_requested_dtype;
+}
+
+int main(int argc, char** argv) {
+  const lab::CliSpec spec = lab::step_cli_spec({}, kDefaultPipelineReps);
+  PipelineOptions pipeline;
+  std::vector<char*> rest = take_pipeline_options(argc, argv, spec, &pipeline);
+  const lab::Options options =
+      lab::parse_options_or_exit(static_cast<int>(rest.size()), rest.data(), spec);
+  g_requested_dtype = options.dtype;
+
+  // What can be refused without a GPU is refused before looking for one.
+  std::string why;
+  const lab::PipelineRequest request{options.rows,     options.cols,    options.dtype->bytes,
+                                     pipeline.streams, pipeline.pieces, pipeline.device_mem};
+  if (lab::plan_pieces(request, &why).pieces == 0) usage_error(spec, why);
+  lab::require_host_memory(2 * lab::matrix_bytes(options.rows, options.cols, options.dtype->bytes),
+                           "the input and the output");
+
+  int device_count = 0;
+  const cudaError_t device_status = cudaGetDeviceCount(&device_count);
+  if (device_status != cudaSuccess || device_count == 0) {
+    std::fprintf(stderr, "%s: skipped: no CUDA device (%s)\n", STEP_NAME,
+                 device_status != cudaSuccess ? cudaGetErrorString(device_status)
+                                              : "the driver reports none");
+    return lab::kExitSkipped;
+  }
+  cudaDeviceProp properties;
+  CUDA_CHECK(cudaGetDeviceProperties(&properties, 0));
+  return lab::with_storage_type(options.dtype->bytes, [&](auto element) {
+    return run<decltype(element)>(options, pipeline, properties);
+  });
+}

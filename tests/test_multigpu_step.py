@@ -1,0 +1,151 @@
+"""CUDA.v9_multigpu (kind distributed): bad input refused without a GPU; with one GPU, --gpus 1 and
+the virtual-rank mode (2, 3, 4, 8 ranks on one GPU, the exchange done by device copies) verified
+bitwise on odd shapes for every element type, and under mpirun -np 1 when MPI is there. Reported
+as skipped, with the reason, when the step is not built (no NCCL) or no GPU is here."""
+import csv
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import (DTYPES, ELEM_BYTES, EXIT_NO_MEMORY, EXIT_SKIPPED, EXIT_USAGE, ROOT, binary,
+                      gpu_unavailable_reason, run)
+
+STEP = "CUDA.v9_multigpu"
+ODD_SHAPES = [(37, 4111), (2049, 1025), (1, 4099), (4099, 1), (1000, 999)]
+# Virtual ranks run in chunks so that the pipeline (double buffers, events) is exercised too.
+MODES = [("--gpus", 1), ("--virtual-ranks", 2), ("--virtual-ranks", 3), ("--virtual-ranks", 4),
+         ("--virtual-ranks", 8)]
+
+
+def mode_id(mode):
+    return f"{mode[0].lstrip('-')}={mode[1]}"
+
+
+def expected_variant(mode):
+    return "gpus=1 single-process" if mode[0] == "--gpus" else f"virtual={mode[1]}"
+
+
+@pytest.fixture
+def step_built(request):
+    if not binary(STEP).exists():
+        pytest.skip(f"{request.node.name}: {STEP}/transpose is not built (no NCCL? "
+                    f"`make -C {STEP}` says why)")
+
+
+@pytest.fixture
+def gpu_here(request, step_built):
+    reason = gpu_unavailable_reason()
+    if reason:
+        pytest.skip(f"{request.node.name}: {reason}")
+
+
+def read_rows(csv_path):
+    with open(csv_path) as f:
+        return list(csv.DictReader(f))
+
+
+BAD_ARGS = [["--gpus", "0"], ["--gpus", "x"], ["--gpus", "-1"], ["--gpus"], ["--gpus", "2x"],
+            ["--virtual-ranks", "0"], ["--chunks", "0"], ["--gpus", "1", "--virtual-ranks", "2"],
+            ["--dtype", "int7"], ["0", "5"], ["--bogus"]]
+
+
+@pytest.mark.parametrize("args", BAD_ARGS, ids=" ".join)
+def test_bad_input_exits_2_without_a_gpu_too(args, step_built):
+    done = run(STEP, *args)
+    assert done.returncode == EXIT_USAGE, done.stderr
+    assert "error:" in done.stderr.splitlines()[0]
+    assert "usage:" in done.stderr and done.stdout == ""
+
+
+def test_help_names_the_distributed_options(step_built):
+    done = run(STEP, "--help")
+    assert done.returncode == 0
+    for flag in ("--gpus", "--virtual-ranks", "--chunks", "--dtype"):
+        assert flag in done.stdout
+
+
+def test_no_gpu_is_one_line_and_77(step_built):
+    if gpu_unavailable_reason() is None:
+        pytest.skip("a GPU is here")
+    done = run(STEP, 37, 41, "--virtual-ranks", 3)
+    assert done.returncode == EXIT_SKIPPED
+    assert done.stderr.count("\n") == 1 and "skipped: no CUDA device" in done.stderr
+
+
+def test_step_declares_its_kind_and_kernel():
+    out = subprocess.run(["make", "--no-print-directory", "-s", "-C", str(ROOT / STEP), "-f",
+                          "Makefile", "-f", str(ROOT / "common" / "print.mk"), "print-STEP_KIND",
+                          "print-STEP_KERNEL"], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["distributed", "CUDA.v6_locality"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rows,cols", ODD_SHAPES, ids=lambda v: str(v))
+@pytest.mark.parametrize("mode", MODES, ids=mode_id)
+def test_every_rank_verifies_its_band(mode, rows, cols, dtype, gpu_here, tmp_path):
+    csv_path = tmp_path / "out.csv"
+    chunks = [] if mode[0] == "--gpus" else ["--chunks", 3]
+    done = run(STEP, rows, cols, *mode, *chunks, "--dtype", dtype, "--reps", 2, "--csv", csv_path)
+    assert done.returncode == 0, done.stderr
+    assert "every rank's output band verified bitwise" in done.stdout
+    (row,) = read_rows(csv_path)
+    assert row["verified"] == "yes" and row["kind"] == "distributed"
+    assert row["variant"] == expected_variant(mode)
+    assert (int(row["rows"]), int(row["cols"])) == (rows, cols)
+    assert (row["dtype"], int(row["elem_bytes"])) == (dtype, ELEM_BYTES[dtype])
+    assert float(row["median_ms"]) > 0 and float(row["ceiling_gbps"]) > 0
+
+
+@pytest.mark.parametrize("ranks,chunks", [(8, 7), (3, 1), (4, 16), (2, None)])
+def test_chunk_counts_and_empty_chunks(ranks, chunks, gpu_here):
+    # 37 rows over 8 ranks: bands of 4 and 5 rows in 7 chunks, so some chunks are empty; 16
+    # chunks of 9-row bands likewise; None: the default count.
+    extra = [] if chunks is None else ["--chunks", chunks]
+    done = run(STEP, 37, 4111, "--virtual-ranks", ranks, *extra, "--dtype", "uint8", "--reps", 1)
+    assert done.returncode == 0, done.stderr
+    assert "verified bitwise" in done.stdout
+
+
+def test_nvls_is_off_unless_the_user_sets_it(gpu_here):
+    done = run(STEP, 64, 64, "--gpus", 1, "--reps", 1)
+    assert done.returncode == 0, done.stderr
+    assert "NCCL_NVLS_ENABLE=0 (set by the program)" in done.stdout
+    done = run(STEP, 64, 64, "--gpus", 1, "--reps", 1, env_extra={"NCCL_NVLS_ENABLE": "1"})
+    assert done.returncode == 0, done.stderr
+    assert "NCCL_NVLS_ENABLE=1 (from the environment)" in done.stdout
+
+
+def test_more_gpus_than_visible_is_refused(gpu_here):
+    done = run(STEP, 64, 64, "--gpus", 4096)
+    assert done.returncode == EXIT_USAGE
+    assert "--gpus 4096: only" in done.stderr
+
+
+@pytest.mark.parametrize("mode", [("--gpus", 1), ("--virtual-ranks", 4)], ids=mode_id)
+def test_a_band_that_does_not_fit_is_refused(mode, gpu_here):
+    done = run(STEP, 1 << 20, 1 << 20, *mode, "--dtype", "complex128")  # 16 TiB
+    assert done.returncode == EXIT_NO_MEMORY, done.stderr
+    assert "does not fit on GPU" in done.stderr
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float32", "complex128"])
+def test_mpirun_one_process_gives_the_same_result(dtype, gpu_here, tmp_path):
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        pytest.skip("mpirun not found")
+    csv_path = tmp_path / "out.csv"
+    args = [str(binary(STEP)), "1000", "999", "--dtype", dtype, "--reps", "2", "--csv",
+            str(csv_path)]
+    done = subprocess.run([mpirun, "--allow-run-as-root", "-np", "1", *args], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    (row,) = read_rows(csv_path)
+    if row["variant"] != "gpus=1 mpi":
+        pytest.skip(f"{STEP} was built without MPI (variant {row['variant']})")
+    assert row["verified"] == "yes"
+    single = run(STEP, 1000, 999, "--gpus", 1, "--dtype", dtype, "--reps", 2)
+    assert single.returncode == 0, single.stderr
+    # Both verified bitwise against the same fill definition: the same bits.
+    for text in (done.stdout, single.stdout):
+        assert "every rank's output band verified bitwise" in text

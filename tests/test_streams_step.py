@@ -1,0 +1,239 @@
+"""CUDA.v8_streams, the host pipeline: bad input is refused (exit 2, one clear line, before any GPU
+is looked for), sizes past host memory exit 3, the timeline picture is drawn from a timeline file;
+with a GPU, every piece count, stream count, element type and odd shape is verified bitwise and
+reported in the one CSV schema."""
+import csv
+import subprocess
+import sys
+
+import pytest
+
+from conftest import (DTYPES, ELEM_BYTES, EXIT_NO_MEMORY, EXIT_SKIPPED, EXIT_USAGE, ROOT, binary,
+                      gpu_unavailable_reason, run)
+
+STEP = "CUDA.v8_streams"
+PLOT = ROOT / STEP / "plot_timeline.py"
+TIMELINE_COLUMNS = ["piece", "stream", "first_row", "rows", "up_start_ms", "up_end_ms",
+                    "kernel_start_ms", "kernel_end_ms", "down_start_ms", "down_end_ms"]
+ODD_SHAPES = [(1, 4099), (4099, 1), (37, 4111), (2049, 1025), (1000, 999)]
+# (streams, pieces): one piece, pieces that do not divide the rows, more streams than pieces,
+# one stream (the serial pipeline), the step's defaults (None).
+PIPELINES = [(1, 1), (1, 7), (2, 3), (3, 5), (4, 2), (8, 64), (3, None)]
+
+
+@pytest.fixture(autouse=True)
+def built():
+    if not binary(STEP).exists():
+        pytest.skip(f"{STEP} is not built (make -C {STEP}; no nvcc?)")
+
+
+def read_rows(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def run_pipeline(tmp_path, rows, cols, *args, dtype="float32"):
+    csv_path = tmp_path / "out.csv"
+    done = run(STEP, rows, cols, "--dtype", dtype, "--reps", 2, "--csv", csv_path, *args)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("verified: all") >= 2, done.stdout  # the first run and the last
+    measured = {row["variant"]: row for row in read_rows(csv_path)}
+    row = measured.get("pipeline") or measured["pageable"]
+    assert row["verified"] == "yes" and row["kind"] == "host_pipeline" and row["step"] == STEP
+    assert (int(row["rows"]), int(row["cols"])) == (rows, cols)
+    assert (row["dtype"], int(row["elem_bytes"])) == (dtype, ELEM_BYTES[dtype])
+    assert float(row["median_ms"]) > 0 and float(row["e2e_ms"]) == float(row["median_ms"])
+    assert float(row["ceiling_gbps"]) > 0
+    return done, measured
+
+
+def pieces_in(row):
+    """'3 streams x 5 pieces of 7-8 rows, grid ...' -> (3, 5)."""
+    words = row["launch"].split()
+    return int(words[0]), int(words[3])
+
+
+# ---- Without a GPU: the command line, host memory, the plot ----
+
+BAD_INPUT = [
+    (["--streams", "0"], "--streams must be at least 1, got '0'"),
+    (["--pieces", "0"], "--pieces must be at least 1, got '0'"),
+    (["--pieces", "65"], "--pieces 65 is more than the 64 rows"),
+    # 3 streams x (in + out) of one row of 64 float32: 1536 bytes.
+    (["--device-mem", "100"], "--device-mem 100 is too small for one piece"),
+    (["--device-mem", "1535"], "needs 1536 bytes"),
+    # 4 pieces of 16 rows on 3 streams: 3 x 2 x 16 x 256 bytes.
+    (["--pieces", "4", "--device-mem", "2048"], "need 24576 bytes"),
+    (["--streams", "x"], "--streams must be a positive whole number, got 'x'"),
+    (["--streams", "-1"], "--streams must be a positive whole number"),
+    (["--streams", "100000"], "--streams is too large"),
+    (["--pieces", "2.5"], "--pieces must be a positive whole number"),
+    (["--device-mem", "2G"], "--device-mem must be a positive whole number, got '2G'"),
+    (["--device-mem", ""], "--device-mem must be a positive whole number"),
+    (["--host-memory", "locked"], "--host-memory must be pinned or pageable, got 'locked'"),
+    (["--timeline"], "--timeline needs a value"),
+    (["--timeline", ""], "--timeline needs a file name"),
+    (["--streams"], "--streams needs a value"),
+]
+
+
+@pytest.mark.parametrize("arguments,message", BAD_INPUT, ids=lambda v: " ".join(v)
+                         if isinstance(v, list) else None)
+def test_bad_input_exits_2_with_its_message_before_looking_for_a_gpu(arguments, message):
+    done = run(STEP, 64, *arguments)
+    assert done.returncode == EXIT_USAGE, done.stdout + done.stderr
+    first = done.stderr.splitlines()[0]
+    assert first.startswith(f"{STEP}/transpose: error: ") and message in first, first
+    assert "usage:" in done.stderr and "--device-mem" in done.stderr
+    assert done.stdout == ""
+
+
+def test_the_shared_options_still_work_and_are_checked():
+    done = run(STEP, 64, "--streams", "2", "--reps", "0")
+    assert done.returncode == EXIT_USAGE and "--reps must be at least 1" in done.stderr
+    done = run(STEP, 64, "--dtype", "int4", "--pieces", "2")
+    assert done.returncode == EXIT_USAGE and "unknown --dtype 'int4'" in done.stderr
+
+
+def test_help_lists_the_pipeline_options():
+    done = run(STEP, "--help")
+    assert done.returncode == 0 and done.stdout.startswith("usage:")
+    for flag in ("--streams", "--pieces", "--device-mem", "--host-memory", "--timeline"):
+        assert flag in done.stdout
+
+
+def test_a_size_past_host_memory_exits_3_naming_the_bytes():
+    done = run(STEP, 1000000, 1000000)  # 2 x 4 TB of float32
+    assert done.returncode == EXIT_NO_MEMORY, done.stderr
+    assert "8000000000000 bytes" in done.stderr and "host memory" in done.stderr
+    assert done.stdout == ""
+
+
+def test_without_a_gpu_the_step_says_so_in_one_line_and_exits_77():
+    if gpu_unavailable_reason() is None:
+        pytest.skip("a GPU is present: the no-GPU path cannot be exercised here")
+    done = run(STEP, 64, "--streams", "2")
+    assert done.returncode == EXIT_SKIPPED
+    assert done.stdout == ""
+    assert done.stderr.startswith(f"{STEP}: skipped: no CUDA device (")
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def write_timeline(path, streams, pieces):
+    with open(path, "w") as f:
+        f.write(",".join(TIMELINE_COLUMNS) + "\n")
+        for p in range(pieces):
+            t = 1.1 * p
+            f.write(f"{p},{p % streams},{10 * p},10,{t},{t + 1},{t + 1},{t + 1.05},"
+                    f"{t + 1.05},{t + 2.1}\n")
+
+
+def test_the_timeline_picture_is_drawn_from_a_timeline_file(tmp_path):
+    pytest.importorskip("matplotlib")
+    write_timeline(tmp_path / "timeline.csv", streams=3, pieces=8)
+    out = tmp_path / "timeline.png"
+    done = subprocess.run([sys.executable, str(PLOT), str(tmp_path / "timeline.csv"), "-o",
+                           str(out), "--title", "test"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_plot_refuses_a_file_that_is_not_a_timeline(tmp_path):
+    pytest.importorskip("matplotlib")
+    (tmp_path / "bad.csv").write_text("step,variant\nx,y\n")
+    done = subprocess.run([sys.executable, str(PLOT), str(tmp_path / "bad.csv"), "-o",
+                           str(tmp_path / "bad.png")], capture_output=True, text=True)
+    assert done.returncode == 1 and "not a timeline CSV" in done.stderr
+
+
+# ---- With a GPU ----
+
+@pytest.mark.parametrize("streams,pieces", PIPELINES, ids=lambda v: str(v))
+@pytest.mark.parametrize("rows,cols", ODD_SHAPES, ids=lambda v: str(v))
+def test_every_piece_and_stream_count_is_exact_on_odd_shapes(rows, cols, streams, pieces,
+                                                             needs_gpu, tmp_path):
+    args = ["--streams", streams]
+    if pieces is not None:
+        pieces = min(pieces, rows)
+        args += ["--pieces", pieces]
+    _, measured = run_pipeline(tmp_path, rows, cols, *args)
+    used_streams, used_pieces = pieces_in(measured["pipeline"])
+    if pieces is not None:
+        assert used_pieces == pieces
+    assert used_streams == min(streams, used_pieces)
+    # The serial reference of the kernel step fits on the device at these sizes: its own row.
+    serial = measured["serial"]
+    assert serial["verified"] == "yes" and float(serial["median_ms"]) > 0
+    assert serial["ceiling_gbps"] == measured["pipeline"]["ceiling_gbps"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rows,cols", [(37, 4111), (2049, 1025)], ids=lambda v: str(v))
+def test_every_type_is_exact(dtype, rows, cols, needs_gpu, tmp_path):
+    run_pipeline(tmp_path, rows, cols, "--streams", 3, "--pieces", 5, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float64"])
+def test_one_stream_is_the_serial_pipeline_with_the_same_bits(dtype, needs_gpu, tmp_path):
+    """Both runs equal the reference bit for bit, so they equal each other."""
+    lines = []
+    for streams in (1, 4):
+        done, _ = run_pipeline(tmp_path, 1001, 777, "--streams", streams, "--pieces", 9,
+                               dtype=dtype)
+        lines.append([line.split("first run")[-1].strip() for line in done.stdout.splitlines()
+                      if "first run verified" in line])
+    assert lines[0] == lines[1] and lines[0] and "bitwise equal" in lines[0][0]
+
+
+def test_a_small_device_memory_forces_many_pieces(needs_gpu, tmp_path):
+    rows, cols = 1000, 999
+    row_bytes = cols * 4
+    device_mem = 3 * 2 * 10 * row_bytes  # 3 streams of 10-row pieces: at least 100 pieces
+    _, measured = run_pipeline(tmp_path, rows, cols, "--streams", 3, "--device-mem", device_mem)
+    streams, pieces = pieces_in(measured["pipeline"])
+    assert streams == 3 and pieces >= 100
+    # Any other count the memory allows is exact too, and one more row per piece is refused.
+    run_pipeline(tmp_path, rows, cols, "--streams", 3, "--pieces", 100, "--device-mem",
+                 device_mem)
+    done = run(STEP, rows, cols, "--streams", 3, "--pieces", 99, "--device-mem", device_mem)
+    assert done.returncode == EXIT_USAGE and "too small for 99 pieces" in done.stderr
+
+
+def test_pageable_host_memory_is_exact_and_reported(needs_gpu, tmp_path):
+    _, measured = run_pipeline(tmp_path, 2049, 1025, "--host-memory", "pageable", "--pieces", 4)
+    assert "pageable" in measured and "pipeline" not in measured
+
+
+def test_the_timeline_has_every_piece_in_order_and_can_be_drawn(needs_gpu, tmp_path):
+    timeline = tmp_path / "timeline.csv"
+    rows, cols, streams, pieces = 2049, 1025, 3, 7
+    run_pipeline(tmp_path, rows, cols, "--streams", streams, "--pieces", pieces, "--timeline",
+                 timeline)
+    entries = read_rows(timeline)
+    assert list(entries[0]) == TIMELINE_COLUMNS and len(entries) == pieces
+    assert sum(int(e["rows"]) for e in entries) == rows
+    for p, e in enumerate(entries):
+        assert int(e["piece"]) == p and int(e["stream"]) == p % streams
+        times = [float(e[c]) for c in TIMELINE_COLUMNS[4:]]
+        assert times[0] >= 0 and times == sorted(times)
+    # Pieces of one stream run one after another.
+    for s in range(streams):
+        mine = [e for e in entries if int(e["stream"]) == s]
+        for before, after in zip(mine, mine[1:]):
+            assert float(after["up_start_ms"]) >= float(before["down_end_ms"])
+    pytest.importorskip("matplotlib")
+    done = subprocess.run([sys.executable, str(PLOT), str(timeline), "-o",
+                           str(tmp_path / "t.png")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_past_2_pow_32_uint8_elements_in_pieces(needs_gpu, tmp_path):
+    rows, cols = 65537, 65536
+    done = run(STEP, rows, cols, "--dtype", "uint8", "--reps", 1, "--device-mem", 1 << 28,
+               timeout=900)
+    if done.returncode == EXIT_NO_MEMORY:
+        pytest.skip(f"not enough memory: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stderr
+    count = rows * cols
+    assert f"verified: all {count} elements bitwise equal to the reference over 5 fills" \
+        in done.stdout
