@@ -21,6 +21,9 @@
 //          Why 32 rows and not more? Each row is one more stream to fetch ahead, and 32 rows
 //          32 KiB apart already fall into one L1 set. Why not 16? Then each output row gets one
 //          line at a time, and memory writes single lines less well than pairs.
+//          Other element sizes take the same design counted in bytes (Layout below): 128 bytes
+//          of each output row per band, blocks of one vector per input row, 1- to 8-byte
+//          elements as lanes of their size, a 16-byte element as two 64-bit lanes moved together.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -43,68 +46,125 @@ constexpr int kLanes = 8;  // 256-bit AVX
 #else
 constexpr int kLanes = 4;  // 128-bit SSE, NEON, ...
 #endif
-constexpr int kBlocksPerBand = kBandRows / kLanes;  // kLanes x kLanes blocks stacked in a band
+constexpr int kVectorBytes = kLanes * sizeof(float);  // one vector register
 static_assert(kBandRows % kLanes == 0 && kLanes % lab::kStreamFloats == 0);
+
+// The same design for every element size, counted in bytes where the float figures above are:
+// each output row gets kBandRows * 4 = 128 bytes per band (two whole lines), each input row is
+// fetched kPrefetchFloats * 4 = 256 bytes ahead, a piece of work is kChunkCols * 4 = 8 KiB of
+// each input row. A block is one vector per input row, transposed in registers:
+//   1-byte elements: 64 x 64 (AVX-512; 32 x 32 with AVX, 16 x 16 with SSE), byte lanes;
+//   2-byte: 32 x 32, 16-bit lanes;  4-byte: 16 x 16, float lanes;  8-byte: 8 x 8, 64-bit lanes;
+//   16-byte: 4 x 4, each element two 64-bit lanes that move together (128-bit shuffles).
+// A band is at least one block tall: 128 rows of bytes (two blocks), 64 of 2-byte elements, 32
+// of floats, 16 of 8-byte and 8 of 16-byte elements (two blocks each).
+template <class T>
+struct Layout {
+  static constexpr int kLaneBytes = sizeof(T) < 8 ? sizeof(T) : 8;
+  static constexpr int kLanesPerElement = sizeof(T) / kLaneBytes;  // 2 for 16-byte elements
+  static constexpr int kVectorLanes = kVectorBytes / kLaneBytes;
+  static constexpr int kElements = kVectorLanes / kLanesPerElement;  // per vector: the block side
+  static constexpr int kBandRows =
+      std::max<int>(kElements, ::kBandRows * sizeof(float) / sizeof(T));
+  static constexpr int kBlocksPerBand = kBandRows / kElements;  // blocks stacked in a band
+  static constexpr int kChunkCols = ::kChunkCols * sizeof(float) / sizeof(T);
+  static constexpr int kPrefetchElements = kPrefetchFloats * sizeof(float) / sizeof(T);
+  static_assert(kBandRows % kElements == 0 && sizeof(T) % kLaneBytes == 0);
+};
 
 template <class T>
 void transpose_naive(const T* in, T* out, Index rows, Index cols) {
+  // LESSON: begin share the input rows out among the threads; out[c * rows + r] = in[r * cols + c]
 #pragma omp parallel for schedule(static)
   for (Index r = 0; r < rows; ++r)
     for (Index c = 0; c < cols; ++c) out[c * rows + r] = in[r * cols + c];
+  // LESSON: end
 }
 
 #if defined(__GNUC__)
+#define LAB_VECTOR_BLOCKS 1
 // GCC and Clang: vector types and shuffles that compile to any CPU's vector instructions (AVX,
-// SSE, NEON). The shuffle indices pick from a's lanes (0..kLanes-1), then b's (kLanes..).
-typedef float Row __attribute__((vector_size(kLanes * sizeof(float))));
+// SSE, NEON). The shuffle indices pick from a's lanes (0..lanes-1), then b's (lanes..).
+// A 4-byte element is a float lane (any 4-byte type: a transpose moves bits), 1-, 2- and 8-byte
+// elements are unsigned lanes of their size, a 16-byte element two 64-bit lanes.
+template <int kBytes>
+struct LaneOf;
+template <>
+struct LaneOf<1> {
+  using Type = std::uint8_t;
+  using Index = std::int8_t;
+};
+template <>
+struct LaneOf<2> {
+  using Type = std::uint16_t;
+  using Index = std::int16_t;
+};
+template <>
+struct LaneOf<4> {
+  using Type = float;
+  using Index = std::int32_t;
+};
+template <>
+struct LaneOf<8> {
+  using Type = std::uint64_t;
+  using Index = std::int64_t;
+};
+
+// Vector<T>::Row: one vector register of T's lanes, a row of a block.
+template <class T>
+struct Vector {
+  using Lane = typename LaneOf<Layout<T>::kLaneBytes>::Type;
+  typedef Lane Row __attribute__((vector_size(kVectorBytes)));
+  typedef typename LaneOf<Layout<T>::kLaneBytes>::Index Indices
+      __attribute__((vector_size(kVectorBytes)));
+};
 #if defined(__clang__) || __GNUC__ >= 12
-#define LAB_SHUFFLE(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#define LAB_SHUFFLE(Indices, a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
 #else
-typedef int RowIndices __attribute__((vector_size(kLanes * sizeof(int))));
-#define LAB_SHUFFLE(a, b, ...) __builtin_shuffle(a, b, RowIndices{__VA_ARGS__})
+#define LAB_SHUFFLE(Indices, a, b, ...) __builtin_shuffle(a, b, Indices{__VA_ARGS__})
 #endif
 
-// Rows a and b, S apart in a block, swap their off-diagonal S x S sub-blocks: a gives b the
-// elements whose column has bit S set and takes b's elements whose column has it clear.
-template <int S, int... J>
-inline void swap_sub_blocks(Row& a, Row& b, std::integer_sequence<int, J...>) {
-  const Row new_a = LAB_SHUFFLE(a, b, ((J & S) ? kLanes + J - S : J)...);
-  const Row new_b = LAB_SHUFFLE(a, b, ((J & S) ? kLanes + J : J + S)...);
+// Rows a and b of a block swap their off-diagonal sub-blocks S lanes wide: a gives b the lanes
+// whose index has bit S set and takes b's lanes whose index has it clear.
+template <class T, int S, int... J>
+inline void swap_sub_blocks(typename Vector<T>::Row& a, typename Vector<T>::Row& b,
+                            std::integer_sequence<int, J...>) {
+  using Row = typename Vector<T>::Row;
+  constexpr int kN = Layout<T>::kVectorLanes;
+  const Row new_a = LAB_SHUFFLE(typename Vector<T>::Indices, a, b, ((J & S) ? kN + J - S : J)...);
+  const Row new_b = LAB_SHUFFLE(typename Vector<T>::Indices, a, b, ((J & S) ? kN + J : J + S)...);
   a = new_a;
   b = new_b;
 }
 
-template <int S>
-inline void swap_round(Row (&v)[kLanes]) {
-  if constexpr (S < kLanes) {
-#pragma GCC unroll 16
-    for (int i = 0; i < kLanes; ++i)
-      if (!(i & S)) swap_sub_blocks<S>(v[i], v[i + S], std::make_integer_sequence<int, kLanes>{});
+// One round: rows s = S / (lanes per element) apart swap their S-lane sub-blocks; then the next
+// round, twice as wide, up to half a vector.
+template <class T, int S>
+inline void swap_rounds(typename Vector<T>::Row (&v)[Layout<T>::kElements]) {
+  using L = Layout<T>;
+  if constexpr (S < L::kVectorLanes) {
+    constexpr int s = S / L::kLanesPerElement;
+#pragma GCC unroll 64
+    for (int i = 0; i < L::kElements; ++i)
+      if (!(i & s))
+        swap_sub_blocks<T, S>(v[i], v[i + s], std::make_integer_sequence<int, L::kVectorLanes>{});
+    swap_rounds<T, 2 * S>(v);
   }
 }
 
-// A kLanes x kLanes block in registers, transposed in place: swapping the 1x1, then 2x2, 4x4
-// and 8x8 off-diagonal sub-blocks. One vector load and one vector store per row and a few
-// shuffles, where the plain loop moves every float on its own.
-inline void transpose_lanes(Row (&v)[kLanes]) {
-  swap_round<1>(v);
-  swap_round<2>(v);
-  swap_round<4>(v);
-  swap_round<8>(v);
-}
-#else
-struct Row {
-  float at[kLanes];
-};
-inline void transpose_lanes(Row (&v)[kLanes]) {
-  for (int i = 0; i < kLanes; ++i)
-    for (int j = 0; j < i; ++j) std::swap(v[i].at[j], v[j].at[i]);
+// A block of kElements x kElements elements in registers, transposed in place: swapping the
+// 1x1, then 2x2, 4x4, ... off-diagonal sub-blocks (for floats with AVX-512: 1, 2, 4, 8). One
+// vector load and one vector store per row and a few shuffles, where the plain loop moves every
+// element on its own. A 16-byte element starts at 2-lane sub-blocks: it never comes apart.
+template <class T>
+inline void transpose_lanes(typename Vector<T>::Row (&v)[Layout<T>::kElements]) {
+  swap_rounds<T, Layout<T>::kLanesPerElement>(v);
 }
 #endif
 
 // Asks for the line at p to be brought into L2 (a hint: no fault, no wait). Locality 2 is
 // prefetcht1 on x86: L2, not L1, whose set the 32 rows already crowd.
-inline void prefetch_to_l2(const float* p) {
+inline void prefetch_to_l2(const void* p) {
 #if defined(__GNUC__)
   __builtin_prefetch(p, 0, 2);
 #else
@@ -112,39 +172,43 @@ inline void prefetch_to_l2(const float* p) {
 #endif
 }
 
-// One vector of an output row. Streaming needs dst aligned to the vector.
-template <bool kStreaming>
-inline void store_row(float* dst, const Row& v) {
-  if constexpr (kStreaming) {
+#if defined(LAB_VECTOR_BLOCKS)
+// One vector of an output row. Streaming needs dst aligned to the vector. The streaming store
+// moves the vector's bytes as floats, whatever the element: a transpose moves bits.
+template <class T, bool kStreaming>
+inline void store_row(T* dst, const typename Vector<T>::Row& v) {
+  if constexpr (kStreaming && lab::kStreamFloats > 1) {
     for (int k = 0; k < kLanes; k += lab::kStreamFloats)
-      lab::stream_vector(dst + k, reinterpret_cast<const float*>(&v) + k);
+      lab::stream_vector(reinterpret_cast<float*>(dst) + k, reinterpret_cast<const float*>(&v) + k);
   } else {
     std::memcpy(dst, &v, sizeof v);
   }
 }
 
-// kBandRows input rows x kLanes columns (in, row stride cols) -> kLanes output rows x kBandRows
-// (out, row stride rows): every output row is written as whole lines, one after the other.
-// With kPrefetch, each input row's line kPrefetchFloats ahead is requested too; the caller
-// keeps that inside the row.
-template <bool kStreaming, bool kPrefetch>
-inline void transpose_band_block(const float* in, Index cols, float* out, Index rows) {
-  Row block[kBlocksPerBand][kLanes];
+// kBlocks blocks of kElements input rows x kElements columns (in, row stride cols) -> kElements
+// output rows x kBlocks * kElements (out, row stride rows): every output row is written as whole
+// vectors, one after the other (whole lines when the band is whole). With kPrefetch, each input
+// row's line kPrefetchElements ahead is requested too; the caller keeps that inside the row.
+template <class T, int kBlocks, bool kStreaming, bool kPrefetch>
+inline void transpose_band_block(const T* in, Index cols, T* out, Index rows) {
+  using L = Layout<T>;
+  using Row = typename Vector<T>::Row;
+  Row block[kBlocks][L::kElements];
 #pragma GCC unroll 8
-  for (int b = 0; b < kBlocksPerBand; ++b) {
-#pragma GCC unroll 16
-    for (int i = 0; i < kLanes; ++i) {
-      const float* row = in + (b * kLanes + i) * cols;
+  for (int b = 0; b < kBlocks; ++b) {
+#pragma GCC unroll 64
+    for (int i = 0; i < L::kElements; ++i) {
+      const T* row = in + (b * L::kElements + i) * cols;
       std::memcpy(&block[b][i], row, sizeof(Row));
-      if constexpr (kPrefetch) prefetch_to_l2(row + kPrefetchFloats);
+      if constexpr (kPrefetch) prefetch_to_l2(row + L::kPrefetchElements);
     }
-    transpose_lanes(block[b]);
+    transpose_lanes<T>(block[b]);
   }
-#pragma GCC unroll 16
-  for (int j = 0; j < kLanes; ++j)
+#pragma GCC unroll 64
+  for (int j = 0; j < L::kElements; ++j)
 #pragma GCC unroll 8
-    for (int b = 0; b < kBlocksPerBand; ++b)
-      store_row<kStreaming>(out + j * rows + b * kLanes, block[b][j]);
+    for (int b = 0; b < kBlocks; ++b)
+      store_row<T, kStreaming>(out + j * rows + b * L::kElements, block[b][j]);
 }
 
 // One piece of work: input rows r0.. and columns c0.., clipped at the matrix edge.
@@ -153,28 +217,41 @@ struct Tile {
   int r_count, c_count;
 };
 
-template <bool kStreaming>
-void transpose_tile(const float* in, float* out, Index rows, Index cols, const Tile& tile) {
-  const float* tile_in = in + tile.r0 * cols + tile.c0;
-  float* tile_out = out + tile.c0 * rows + tile.r0;
-  int c = 0;
-  if (tile.r_count == kBandRows) {
+template <class T, bool kStreaming>
+void transpose_tile(const T* in, T* out, Index rows, Index cols, const Tile& tile) {
+  using L = Layout<T>;
+  const T* tile_in = in + tile.r0 * cols + tile.c0;
+  T* tile_out = out + tile.c0 * rows + tile.r0;
+  const int whole_cols = tile.c_count / L::kElements * L::kElements;
+  int r = 0;
+  if (tile.r_count == L::kBandRows) {
     // Fetch ahead while the line ahead is still in the row; the last few steps go without.
-    const Index ahead_in_row = cols - tile.c0 - kPrefetchFloats;
+    const Index ahead_in_row = cols - tile.c0 - L::kPrefetchElements;
     const int prefetch_end = static_cast<int>(std::min<Index>(tile.c_count, ahead_in_row));
-    for (; c + kLanes <= prefetch_end; c += kLanes)
-      transpose_band_block<kStreaming, true>(tile_in + c, cols, tile_out + c * rows, rows);
-    for (; c + kLanes <= tile.c_count; c += kLanes)
-      transpose_band_block<kStreaming, false>(tile_in + c, cols, tile_out + c * rows, rows);
+    int c = 0;
+    for (; c + L::kElements <= prefetch_end; c += L::kElements)
+      transpose_band_block<T, L::kBlocksPerBand, kStreaming, true>(tile_in + c, cols,
+                                                                   tile_out + c * rows, rows);
+    for (; c < whole_cols; c += L::kElements)
+      transpose_band_block<T, L::kBlocksPerBand, kStreaming, false>(tile_in + c, cols,
+                                                                    tile_out + c * rows, rows);
+    r = L::kBandRows;
+  } else {
+    // A band cut short by the bottom edge: its whole blocks one at a time.
+    for (; r + L::kElements <= tile.r_count; r += L::kElements)
+      for (int c = 0; c < whole_cols; c += L::kElements)
+        transpose_band_block<T, 1, kStreaming, false>(tile_in + r * cols + c, cols,
+                                                      tile_out + c * rows + r, rows);
   }
-  // What is left, one by one: columns past the last whole vector, or the band cut short by the
-  // bottom edge.
-  for (int r = 0; r < tile.r_count; ++r)
-    for (int rest = c; rest < tile.c_count; ++rest)
-      tile_out[rest * rows + r] = tile_in[r * cols + rest];
+  // What is left, one by one: columns past the last whole vector, and the rows below the last
+  // whole block.
+  for (int rr = 0; rr < tile.r_count; ++rr)
+    for (int c = rr < r ? whole_cols : 0; c < tile.c_count; ++c)
+      tile_out[c * rows + rr] = tile_in[rr * cols + c];
 }
+#endif
 
-// Elements of other sizes than a float: the same bands, round robin, chunk by chunk, moved one
+// Without GCC or Clang vector types: the same bands, round robin, chunk by chunk, moved one
 // element at a time (each output row still gets 32 neighbouring elements in a row).
 template <class T>
 void transpose_bands_scalar(const T* in, T* out, Index rows, Index cols) {
@@ -185,21 +262,26 @@ void transpose_bands_scalar(const T* in, T* out, Index rows, Index cols) {
     for (Index band = 0; band < bands; ++band) {
       const Index r_end = std::min(rows, (band + 1) * kBandRows);
       const Index c_end = std::min(cols, (chunk + 1) * kChunkCols);
+      // LESSON: begin this band's piece: column by column, each column down the band's rows
       for (Index c = chunk * kChunkCols; c < c_end; ++c)
         for (Index r = band * kBandRows; r < r_end; ++r) out[c * rows + r] = in[r * cols + c];
+      // LESSON: end
     }
   }
 }
 
-void transpose_bands_simd(const float* in, float* out, Index rows, Index cols) {
-  const Index bands = (rows + kBandRows - 1) / kBandRows;
-  const Index chunks = (cols + kChunkCols - 1) / kChunkCols;
+#if defined(LAB_VECTOR_BLOCKS)
+template <class T>
+void transpose_bands_simd(const T* in, T* out, Index rows, Index cols) {
+  using L = Layout<T>;
+  const Index bands = (rows + L::kBandRows - 1) / L::kBandRows;
+  const Index chunks = (cols + L::kChunkCols - 1) / L::kChunkCols;
   // Streaming stores need every output row's vectors aligned: the output 64-byte aligned (the
   // harness allocates it so) and rows a multiple of the vector. Otherwise plain stores.
   const bool aligned =
-      rows % kLanes == 0 && reinterpret_cast<std::uintptr_t>(out) % (kLanes * sizeof(float)) == 0;
+      rows % L::kElements == 0 && reinterpret_cast<std::uintptr_t>(out) % kVectorBytes == 0;
   const bool streaming =
-      aligned && lab::use_streaming_stores(2 * lab::matrix_bytes(rows, cols, sizeof(float)));
+      aligned && lab::use_streaming_stores(2 * lab::matrix_bytes(rows, cols, sizeof(T)));
 #pragma omp parallel
   {
     // Round robin, chunk by chunk: band b goes to thread b % threads, so the threads working at
@@ -208,34 +290,37 @@ void transpose_bands_simd(const float* in, float* out, Index rows, Index cols) {
 #pragma omp for collapse(2) schedule(static, 1)
     for (Index chunk = 0; chunk < chunks; ++chunk) {
       for (Index band = 0; band < bands; ++band) {
-        const Tile tile{band * kBandRows, chunk * kChunkCols,
-                        static_cast<int>(std::min<Index>(kBandRows, rows - band * kBandRows)),
-                        static_cast<int>(std::min<Index>(kChunkCols, cols - chunk * kChunkCols))};
+        const Tile tile{
+            band * L::kBandRows, chunk * L::kChunkCols,
+            static_cast<int>(std::min<Index>(L::kBandRows, rows - band * L::kBandRows)),
+            static_cast<int>(std::min<Index>(L::kChunkCols, cols - chunk * L::kChunkCols))};
         if (streaming)
-          transpose_tile<true>(in, out, rows, cols, tile);
+          transpose_tile<T, true>(in, out, rows, cols, tile);
         else
-          transpose_tile<false>(in, out, rows, cols, tile);
+          transpose_tile<T, false>(in, out, rows, cols, tile);
       }
     }
     lab::stream_fence();
   }
 }
+#endif
 
 }  // namespace
 
+// Every element size takes the vector blocks; without GCC or Clang vector types, the scalar bands.
 template <class T>
 void transpose_blocked(const T* in, T* out, Index rows, Index cols) {
-  if constexpr (sizeof(T) == sizeof(float))  // a transpose moves bits: any 4-byte type is floats
-    transpose_bands_simd(reinterpret_cast<const float*>(in), reinterpret_cast<float*>(out), rows,
-                         cols);
-  else
-    transpose_bands_scalar(in, out, rows, cols);
+#if defined(LAB_VECTOR_BLOCKS)
+  transpose_bands_simd(in, out, rows, cols);
+#else
+  transpose_bands_scalar(in, out, rows, cols);
+#endif
 }
 
 const char* const kStepSummary = "OpenMP on the CPU: naive row loop vs cache-blocked tiles";
 const lab::CpuVariant kCpuVariants[] = {
     LAB_CPU_VARIANT("naive", "omp parallel for over rows", transpose_naive),
-    LAB_CPU_VARIANT("blocked", "omp bands of 32 rows, SIMD, prefetch, streaming (4-byte types)",
+    LAB_CPU_VARIANT("blocked", "omp bands of 32 rows, SIMD, prefetch, streaming",
                     transpose_blocked),
 };
 const int kCpuVariantCount = sizeof kCpuVariants / sizeof kCpuVariants[0];
