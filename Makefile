@@ -4,7 +4,7 @@
 # ---- The progression, written once: every target below derives from these lists. ----
 CPU_STEPS  := CPU.omp
 CUDA_STEPS := CUDA.v1 CUDA.v2 CUDA.v3 CUDA.v4 CUDA.v5_unroll CUDA.v6_locality CUDA.v7_packed
-REFERENCE_STEPS := CUDA.cublas
+REFERENCE_STEPS := CUDA.cublas CUDA.cublaslt
 PROGRESSION := $(CPU_STEPS) $(CUDA_STEPS)
 STEPS := $(PROGRESSION) $(REFERENCE_STEPS)
 LAST_STEP := $(lastword $(CUDA_STEPS))
@@ -54,7 +54,7 @@ SIZE_ARGS := --rows $(ROWS) --cols $(COLS) $(if $(REPS),--reps $(REPS))
 DTYPE_ARG := --dtype $(DTYPE)
 
 .DEFAULT_GOAL := help
-.PHONY: help all run-all scaling sweep bench dtypes plots profile readme test diff format clean \
+.PHONY: help all run-all scaling sweep bench dtypes torch-reference plots profile readme test diff format clean \
         $(ALL_STEPS) tests-build
 
 help:
@@ -71,6 +71,7 @@ help:
 	@echo "  make sweep         every step over SWEEP_SIZES -> results/sweep.csv"
 	@echo "  make bench         copy ceiling vs cuBLAS vs $(LAST_STEP) on BENCH_SHAPES -> results/bench.csv"
 	@echo "  make dtypes        every step for every element type at ROWS x COLS -> results/dtypes.csv, dtypes.png"
+	@echo "  make torch-reference  PyTorch x.t().contiguous() per dtype -> results/torch_reference.csv"
 	@echo "  make profile       Nsight Compute metrics of every CUDA step -> results/profile.csv"
 	@echo "  make plots         PNG pictures from the CSV files in results/"
 	@echo "  make readme        regenerate the README tables from RESULTS (default results/)"
@@ -114,7 +115,7 @@ sweep: all $(PY_READY)
 
 bench: $(LAST_STEP) $(REFERENCE_STEPS) $(PY_READY)
 	@mkdir -p $(RESULTS)
-	$(RUN_STEPS) bench --steps $(REFERENCE_STEPS) $(LAST_STEP) --shapes $(BENCH_SHAPES) \
+	$(RUN_STEPS) bench --steps $(firstword $(REFERENCE_STEPS)) $(LAST_STEP) --shapes $(BENCH_SHAPES) \
 	  $(if $(REPS),--reps $(REPS)) $(DTYPE_ARG) --csv $(RESULTS)/bench.csv
 
 # Every step for every element type at ROWS x COLS: one CSV, one step x dtype table, one picture
@@ -123,8 +124,17 @@ dtypes: all $(PY_READY)
 	@mkdir -p $(RESULTS)
 	@status=0; $(OMP_PIN) $(RUN_STEPS) dtypes --steps $(STEPS) $(SIZE_ARGS) \
 	  --csv $(RESULTS)/dtypes.csv || status=$$?; \
+	$(TORCH_REFERENCE) --csv $(RESULTS)/dtypes.csv || [ $$? -eq 77 ] || status=1; \
 	[ ! -f $(RESULTS)/dtypes.csv ] || $(PY) -m transpose_lab.plot_dtypes \
 	  --csv $(RESULTS)/dtypes.csv --out $(RESULTS)/dtypes.png || status=1; exit $$status
+
+# PyTorch's x.t().contiguous() per type, what a user would otherwise call (skipped without torch).
+TORCH_PYTHON = $(if $(shell python3 -c 'import torch' 2>/dev/null && echo y),python3,$(PY))
+TORCH_REFERENCE = $(TORCH_PYTHON) -m transpose_lab.torch_reference --rows $(ROWS) --cols $(COLS) \
+  $(if $(REPS),--reps $(REPS))
+torch-reference: $(PY_READY)
+	@mkdir -p $(RESULTS)
+	@$(TORCH_REFERENCE) --csv $(RESULTS)/torch_reference.csv || [ $$? -eq 77 ]
 
 profile: all $(PY_READY)
 	@mkdir -p $(RESULTS)

@@ -15,7 +15,7 @@ from .report_tables import (bench_table, devices, dtype_table_steps, dtypes_labe
                             format_markdown, profile_table, progression_table, scaling_table)
 from .results_csv import ResultsError, read_profile, read_results
 
-REFERENCE_STEPS = ["CUDA.cublas"]  # the library's row: always a column of the dtypes table
+REFERENCE_STEPS = ["CUDA.cublas", "CUDA.cublaslt"]  # the library's row: always a column of the dtypes table
 
 
 def progression(results):
@@ -29,7 +29,7 @@ def progression(results):
 def bench(results):
     rows = read_results(results / "bench.csv")
     steps = list(dict.fromkeys(row["step"] for row in rows))
-    reference = next(step for step in steps if "cublas" in step)
+    reference = next(step for step in steps if step in REFERENCE_STEPS)
     last = next(step for step in steps if step != reference)
     shapes = list(dict.fromkeys(f"{row['rows']}x{row['cols']}" for row in rows))
     return (f"{dtypes_label(rows)} on {devices(rows)}, median kernel times.",
