@@ -9,12 +9,14 @@ constexpr int kThreadsPerBlock = 256;
 
 template <class T>
 __global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
+  // LESSON: begin one thread per input column c (an output row): loop down the rows, copy each
   const int c = blockIdx.x * blockDim.x + threadIdx.x;  // this thread's input column
   if (c >= cols) return;
   // Neighbouring threads read neighbouring input columns (coalesced); each thread writes its own
   // output row, so one warp writes 32 rows far apart.
   for (int r = 0; r < rows; ++r)
     out[static_cast<size_t>(c) * rows + r] = in[static_cast<size_t>(r) * cols + c];
+  // LESSON: end
 }
 
 template <class T>

@@ -9,10 +9,12 @@ constexpr int TILE_DIM = 32;
 
 template <class T>
 __global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
+  // LESSON: begin one element per thread: its (r, c) from the 2D block and thread indices
   const int c = blockIdx.x * TILE_DIM + threadIdx.x;
   const int r = blockIdx.y * TILE_DIM + threadIdx.y;
   if (r < rows && c < cols)
     out[static_cast<size_t>(c) * rows + r] = in[static_cast<size_t>(r) * cols + c];
+  // LESSON: end
 }
 
 template <class T>

@@ -13,11 +13,13 @@ __global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
   __shared__ T tile[TILE_DIM][TILE_DIM];
   int c = blockIdx.x * TILE_DIM + threadIdx.x;
   int r = blockIdx.y * TILE_DIM + threadIdx.y;
+  // LESSON: begin load a tile row per warp, wait for the whole tile, store the transposed tile
   if (r < rows && c < cols) tile[threadIdx.y][threadIdx.x] = in[static_cast<size_t>(r) * cols + c];
   __syncthreads();  // outside any bounds check: every thread of the block must reach it
   c = blockIdx.y * TILE_DIM + threadIdx.x;  // the block's output tile: swapped block indices
   r = blockIdx.x * TILE_DIM + threadIdx.y;
   if (r < cols && c < rows) out[static_cast<size_t>(r) * rows + c] = tile[threadIdx.x][threadIdx.y];
+  // LESSON: end
 }
 
 template <class T>

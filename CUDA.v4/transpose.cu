@@ -8,14 +8,19 @@ constexpr int TILE_DIM = 32;
 
 template <class T>
 __global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
+  // LESSON: begin declare the tile so that the 32 elements of a tile column sit in 32 banks
+  // LESSON: stub __shared__ T tile[TILE_DIM][TILE_DIM];
   __shared__ T tile[TILE_DIM][TILE_DIM + 1];  // +1: a column spans all 32 banks
+  // LESSON: end
   int c = blockIdx.x * TILE_DIM + threadIdx.x;
   int r = blockIdx.y * TILE_DIM + threadIdx.y;
   if (r < rows && c < cols) tile[threadIdx.y][threadIdx.x] = in[static_cast<size_t>(r) * cols + c];
   __syncthreads();  // outside any bounds check: every thread of the block must reach it
   c = blockIdx.y * TILE_DIM + threadIdx.x;  // the block's output tile: swapped block indices
   r = blockIdx.x * TILE_DIM + threadIdx.y;
+  // LESSON: begin store the output tile, reading the tile down a column
   if (r < cols && c < rows) out[static_cast<size_t>(r) * rows + c] = tile[threadIdx.x][threadIdx.y];
+  // LESSON: end
 }
 
 template <class T>

@@ -13,17 +13,21 @@ __global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
   __shared__ T tile[TILE_DIM][TILE_DIM + 1];  // +1: a column spans all 32 banks
   int c = blockIdx.x * TILE_DIM + threadIdx.x;
   int r = blockIdx.y * TILE_DIM + threadIdx.y;
+  // LESSON: begin load the tile: each thread takes TILE_DIM / BLOCK_ROWS rows, in an unrolled loop
 #pragma unroll
   for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
     if (r + j < rows && c < cols)
       tile[threadIdx.y + j][threadIdx.x] = in[static_cast<size_t>(r + j) * cols + c];
+  // LESSON: end
   __syncthreads();  // outside any bounds check: every thread of the block must reach it
   c = blockIdx.y * TILE_DIM + threadIdx.x;  // the block's output tile: swapped block indices
   r = blockIdx.x * TILE_DIM + threadIdx.y;
+  // LESSON: begin store the transposed tile the same way: TILE_DIM / BLOCK_ROWS rows per thread
 #pragma unroll
   for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
     if (r + j < cols && c < rows)
       out[static_cast<size_t>(r + j) * rows + c] = tile[threadIdx.x][threadIdx.y + j];
+  // LESSON: end
 }
 
 template <class T>

@@ -29,8 +29,11 @@ __global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
   constexpr int EXTRA_ROWS =
       kRowsWholeSectors ? 0 : (SECTOR_ELEMENTS > BLOCK_ROWS ? SECTOR_ELEMENTS : BLOCK_ROWS);
   __shared__ T tile[TILE_DIM + EXTRA_ROWS][TILE_DIM + 1];  // +1: a column spans all banks
+  // LESSON: begin the block roles: which block index walks down the rows? (see the grid, (2))
+  // LESSON: stub const int tile_r = 0, tile_c = 0;  // every block on tile (0, 0)
   const int tile_r = blockIdx.x * TILE_DIM;  // blockIdx.x walks down the rows: see (2)
   const int tile_c = blockIdx.y * TILE_DIM;
+  // LESSON: end
   const int c = tile_c + threadIdx.x;
 #pragma unroll
   for (int j = 0; j < TILE_DIM + EXTRA_ROWS; j += BLOCK_ROWS) {
@@ -42,6 +45,7 @@ __global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
     }
   }
   __syncthreads();  // outside any bounds check: every thread of the block must reach it
+  // LESSON: begin write each output row of the tile from the first whole sector on: see (3)
 #pragma unroll
   for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS) {
     const int out_row = tile_c + threadIdx.y + j;
@@ -61,6 +65,7 @@ __global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
       if (out_col < last) out[row_start + out_col] = tile[out_col - tile_r][threadIdx.y + j];
     }
   }
+  // LESSON: end
 }
 
 template <class T>

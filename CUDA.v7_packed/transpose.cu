@@ -38,6 +38,7 @@ __device__ void put(std::uint32_t (&w)[WORDS], int i, T value) {
 // elements of row i whose index has bit S set with those of row i + S whose index has it clear.
 template <int E, int N>
 __device__ void transpose_in_registers(std::uint32_t (&w)[N][WORDS]) {
+  // LESSON: begin swap off-diagonal S x S sub-blocks, S = 1, 2, 4, ... (__byte_perm in a word)
 #pragma unroll
   for (int S = 1; S < N; S *= 2) {
 #pragma unroll
@@ -66,6 +67,7 @@ __device__ void transpose_in_registers(std::uint32_t (&w)[N][WORDS]) {
       }
     }
   }
+  // LESSON: end
 }
 
 // Which 16-byte cell of a tile row holds group g: XOR with the row's chunk spreads the 8 cells a
