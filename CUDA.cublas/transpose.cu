@@ -14,13 +14,7 @@
 #include "../common/cuda_check.cuh"
 #include "../common/cuda_step.cuh"
 
-#define CUBLAS_CHECK(call)                                                                     \
-  do {                                                                                         \
-    const cublasStatus_t cublas_check_status = (call);                                         \
-    if (cublas_check_status != CUBLAS_STATUS_SUCCESS)                                          \
-      lab::fail_call("cuBLAS", cublasGetStatusString(cublas_check_status), __FILE__, __LINE__, \
-                     #call);                                                                   \
-  } while (0)
+#define CUBLAS_CHECK(call) LAB_CUBLAS_CHECK(call, cublasGetStatusString)
 
 namespace {
 

@@ -25,3 +25,12 @@ namespace lab {
     if (cuda_check_status != cudaSuccess)                                                       \
       lab::fail_call("CUDA", cudaGetErrorString(cuda_check_status), __FILE__, __LINE__, #call); \
   } while (0)
+
+// A cuBLAS or cuBLASLt call (both return cublasStatus_t; include their header first);
+// `status_string` is the library's own function that names a status.
+#define LAB_CUBLAS_CHECK(call, status_string)                                                  \
+  do {                                                                                         \
+    const auto cublas_check_status = (call);                                                   \
+    if (cublas_check_status != CUBLAS_STATUS_SUCCESS)                                          \
+      lab::fail_call("cuBLAS", status_string(cublas_check_status), __FILE__, __LINE__, #call); \
+  } while (0)

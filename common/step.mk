@@ -107,3 +107,7 @@ endif
 
 clean:
 	rm -rf $(BUILD_DIR) transpose
+
+# From inside a step folder: the same as `make diff STEP=<this step>` at the top.
+diff:
+	@$(MAKE) --no-print-directory -C $(CURDIR)/.. diff STEP=$(STEP_NAME)

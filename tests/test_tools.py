@@ -121,6 +121,15 @@ def test_make_diff_shows_only_the_lesson_of_v4():
     assert len(code) <= 6, code  # the padding and the summary string, nothing else
 
 
+def test_make_diff_works_from_inside_a_step_folder():
+    done = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT / "CUDA.v4"), "diff"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "# CUDA.v4 against CUDA.v3"
+    assert lines[1:3] == ["--- CUDA.v3/transpose.cu", "+++ CUDA.v4/transpose.cu"]
+
+
 def test_make_diff_rejects_an_unknown_step():
     done = make("diff", "STEP=CUDA.v99")
     assert done.returncode != 0 and "usage: make diff STEP=X" in done.stderr
