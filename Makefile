@@ -101,7 +101,8 @@ $(VENV)/.ready: requirements.txt
 
 run-all: all $(PY_READY)
 	@mkdir -p $(RESULTS)
-	$(OMP_PIN) $(RUN_STEPS) run-all --steps $(STEPS) $(SIZE_ARGS) $(DTYPE_ARG) --csv $(RESULTS)/run_all.csv
+	$(OMP_PIN) $(RUN_STEPS) run-all --steps $(STEPS) $(SIZE_ARGS) $(DTYPE_ARG) --csv $(RESULTS)/run_all.csv \
+	  --other-steps $(PIPELINE_STEPS) $(DISTRIBUTED_STEPS)
 
 scaling: $(CPU_STEPS) $(PY_READY)
 	@mkdir -p $(RESULTS)

@@ -304,3 +304,22 @@ def test_every_command_passes_dtype_on(command, extra, tmp_path):
 def test_the_runner_rejects_an_unknown_dtype(tmp_path):
     done = runner("run-all", "--steps", "omp", "--dtype", "fp32", "--csv", tmp_path / "x.csv")
     assert done.returncode == 2 and "invalid choice: 'fp32'" in done.stderr
+
+
+def test_run_all_shows_the_other_kinds_in_their_own_section(tmp_path):
+    root = tmp_path / "lab"
+    fake_step(root, "CUDA.k", pct=90)
+    fake_step(root, "CUDA.pipe", kind="host_pipeline", pct=60)
+    fake_step(root, "CUDA.multi", kind="distributed", pct=85)
+    csv_path = tmp_path / "run_all.csv"
+    done = runner("run-all", "--steps", "CUDA.k", "--other-steps", "CUDA.pipe", "CUDA.multi",
+                  "--rows", 16, "--cols", 16, "--csv", csv_path, "--root", root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    main_table, other_section = done.stdout.split("Other kinds of step")
+    assert "CUDA.pipe" not in main_table and "CUDA.multi" not in main_table
+    assert [row["step"] for row in read_results(csv_path)] == ["CUDA.k"]  # the progression alone
+    other = read_results(tmp_path / "run_all_other_kinds.csv")
+    assert {(row["step"], row["kind"]) for row in other} == {("CUDA.pipe", "host_pipeline"),
+                                                             ("CUDA.multi", "distributed")}
+    assert table_cells(other_section, "CUDA.pipe")[:2] == ["host_pipeline", "kernel"]
+    assert "60.0%" in other_section and "85.0%" in other_section

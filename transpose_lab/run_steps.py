@@ -109,7 +109,35 @@ def command_run_all(args):
     statuses = {run.step: run.status for run in runs}
     print(format_text(*progression_table(rows, args.steps, statuses)))
     print(f"\nCSV: {csv_path}   program output: {csv_path.with_suffix('.log')}")
-    return 1 if report_problems(runs) else 0
+    other_runs = run_other_kinds(args) if args.other_steps else []
+    return 1 if report_problems(runs + other_runs) else 0
+
+
+def other_kinds_table(rows):
+    """Steps whose ceiling is not the device copy (a host pipeline: the bus; distributed: the
+    all-to-all): each row against its own ceiling, grouped by kind."""
+    header = ["step", "kind", "variant", "ms", "GB/s", "ceiling GB/s", "% of its ceiling", "check"]
+    lines = [[row["step"], row["kind"], row["variant"], f"{row['median_ms']:.3f}",
+              f"{row['gbps']:.1f}", f"{row['ceiling_gbps']:.1f}", f"{row['pct_of_ceiling']:.1f}%",
+              "verified" if row["verified"] else "WRONG"]
+             for row in sorted(rows, key=lambda row: row["kind"])]
+    return header, lines
+
+
+def run_other_kinds(args):
+    """The steps of other kinds, in their own section: their ceilings differ from the kernels'."""
+    csv_path = fresh_csv(Path(args.csv).with_name(Path(args.csv).stem + "_other_kinds.csv"))
+    with open(csv_path.with_suffix(".log"), "w") as log:
+        runs = [run_step(step, step_arguments(args.rows, args.cols, args), csv_path, log=log,
+                         root=args.root)
+                for step in args.other_steps]
+    rows = rows_of(csv_path)
+    print(f"\nOther kinds of step, {args.rows} x {args.cols} {args.dtype}: each against its own "
+          "ceiling (host pipeline: both bus directions at once; distributed: the all-to-all)")
+    if rows:
+        print(format_text(*other_kinds_table(rows), name_columns=3))
+    print(f"CSV: {csv_path}")
+    return runs
 
 
 def thread_counts(limit):
@@ -238,6 +266,9 @@ def parse_arguments(argv=None):
         else:
             sub.add_argument("--dtype", choices=list(DTYPES), default=DEFAULT_DTYPE,
                              help=f"the element type (default {DEFAULT_DTYPE})")
+        if name == "run-all":
+            sub.add_argument("--other-steps", nargs="*", default=[],
+                             help="steps of other kinds (host_pipeline, distributed): own section")
         if name in ("run-all", "scaling", "dtypes"):
             sub.add_argument("--rows", type=int, default=8192)
             sub.add_argument("--cols", type=int, default=8192)
