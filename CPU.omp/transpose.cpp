@@ -38,7 +38,8 @@ namespace {
 
 constexpr int kBandRows = 32;     // input rows moved together: 128 B, two lines, per output row
 constexpr int kChunkCols = 2048;  // input columns per piece of work: 8 KiB runs of each input row
-constexpr int kPrefetchFloats = 64;  // how far ahead each input row is fetched: 4 cache lines
+constexpr int kPrefetchFloats = 64;        // how far ahead each input row is fetched: 4 cache lines
+constexpr int kPlainSmallBandBytes = 256;  // 1- and 2-byte elements with plain stores: 4 lines
 #if defined(__AVX512F__)
 constexpr int kLanes = 16;  // floats per vector register: 512-bit AVX-512, one cache line
 #elif defined(__AVX__)
@@ -50,26 +51,38 @@ constexpr int kVectorBytes = kLanes * sizeof(float);  // one vector register
 static_assert(kBandRows % kLanes == 0 && kLanes % lab::kStreamFloats == 0);
 
 // The same design for every element size, counted in bytes where the float figures above are:
-// each output row gets kBandRows * 4 = 128 bytes per band (two whole lines), each input row is
+// each output row gets kBandRows * 4 = 128 bytes per band (two whole lines; 1- and 2-byte
+// elements with plain stores: kPlainSmallBandBytes = 256, four lines, measured faster for
+// them, while with streaming stores 128 bytes was), each input row is
 // fetched kPrefetchFloats * 4 = 256 bytes ahead, a piece of work is kChunkCols * 4 = 8 KiB of
 // each input row. A block is one vector per input row, transposed in registers:
-//   1-byte elements: 64 x 64 (AVX-512; 32 x 32 with AVX, 16 x 16 with SSE), byte lanes;
-//   2-byte: 32 x 32, 16-bit lanes;  4-byte: 16 x 16, float lanes;  8-byte: 8 x 8, 64-bit lanes;
-//   16-byte: 4 x 4, each element two 64-bit lanes that move together (128-bit shuffles).
-// A band is at least one block tall: 128 rows of bytes (two blocks), 64 of 2-byte elements, 32
-// of floats, 16 of 8-byte and 8 of 16-byte elements (two blocks each).
+//   4-byte: 16 x 16, float lanes;  8-byte: 8 x 8, 64-bit lanes;
+//   16-byte: 4 x 4, each element two 64-bit lanes that move together (128-bit shuffles);
+//   1-byte: 16 rows x 64 columns (AVX-512; x 32 with AVX, x 16 with SSE), 2-byte: 8 rows x 32:
+//   16 bytes of each output row per block (transpose_small_block below).
+// A band is at least one block tall: 128 rows of bytes and 64 of 2-byte elements (eight blocks
+// each; with plain stores twice that), 32 of floats, 16 of 8-byte and 8 of 16-byte elements (two
+// blocks each).
 template <class T>
 struct Layout {
   static constexpr int kLaneBytes = sizeof(T) < 8 ? sizeof(T) : 8;
   static constexpr int kLanesPerElement = sizeof(T) / kLaneBytes;  // 2 for 16-byte elements
   static constexpr int kVectorLanes = kVectorBytes / kLaneBytes;
-  static constexpr int kElements = kVectorLanes / kLanesPerElement;  // per vector: the block side
+  static constexpr int kElements = kVectorLanes / kLanesPerElement;  // per vector
+  static constexpr bool kSmall = sizeof(T) < 4;  // 1- and 2-byte: 16 bytes of each output row
+  static constexpr int kBlockCols = kElements;   // a block: one vector of each input row ...
+  static constexpr int kBlockRows = kSmall ? 16 / sizeof(T) : kElements;  // ... of these rows
   static constexpr int kBandRows =
-      std::max<int>(kElements, ::kBandRows * sizeof(float) / sizeof(T));
-  static constexpr int kBlocksPerBand = kBandRows / kElements;  // blocks stacked in a band
+      std::max<int>(kBlockRows, ::kBandRows * sizeof(float) / sizeof(T));
+  static constexpr int kPlainBandRows = kSmall ? kPlainSmallBandBytes / sizeof(T) : kBandRows;
+  template <bool kStreaming>
+  static constexpr int band_rows() {
+    return kStreaming ? kBandRows : kPlainBandRows;
+  }
   static constexpr int kChunkCols = ::kChunkCols * sizeof(float) / sizeof(T);
   static constexpr int kPrefetchElements = kPrefetchFloats * sizeof(float) / sizeof(T);
-  static_assert(kBandRows % kElements == 0 && sizeof(T) % kLaneBytes == 0);
+  static_assert(kBandRows % kBlockRows == 0 && kPlainBandRows % kBlockRows == 0 &&
+                sizeof(T) % kLaneBytes == 0);
 };
 
 template <class T>
@@ -211,6 +224,116 @@ inline void transpose_band_block(const T* in, Index cols, T* out, Index rows) {
       store_row<T, kStreaming>(out + j * rows + b * L::kElements, block[b][j]);
 }
 
+// 1- and 2-byte elements. A block as tall as the vector is wide (64 rows of 64 bytes) is twice
+// what the 32 AVX-512 registers hold, and byte and 16-bit shuffles across a whole vector are
+// dearer than 32-bit ones on some cores. So a block is 16 bytes of each output row: 16 input
+// rows of bytes, or 8 of 2-byte elements, one vector each. It moves with the float shuffles
+// above and one byte shuffle that stays inside each 16-byte lane (x86 pshufb). Reading a byte's
+// place as bits: it starts at register r (its input row), byte c (its column) and must end at
+// byte r of a 16-byte lane. Two rounds swap the row's low bits with the 32-bit lane bits, the
+// byte shuffle moves the bits that are left inside each 32-bit lane (uint8: a 4 x 4 byte
+// transpose in each lane; 2-byte: the same with 2-byte elements), and one or two more rounds
+// swap the row's high bits in. Each 16-byte lane is then 16 bytes of one output row.
+template <int kBytes>
+constexpr int in_lane_source(int j) {
+  const int lane = j & ~15, q = j & 15;  // q: the byte's place in its 16-byte lane
+  if constexpr (kBytes == 1) {
+    return lane + ((q & 3) << 2 | q >> 2);  // 4 x 4 bytes: bits [r1 r0 c1 c0] -> [c1 c0 r1 r0]
+  } else {
+    const int w = q >> 1;  // 8 2-byte elements: bits [r1 r0 c0] -> [c0 r1 r0]
+    return lane + (((w & 3) << 1 | w >> 2) << 1) + (q & 1);
+  }
+}
+
+using FloatRow = Vector<float>::Row;
+using ByteRow = Vector<std::uint8_t>::Row;
+
+template <int kBytes, int... J>
+inline FloatRow shuffle_in_lanes(const FloatRow& v, std::integer_sequence<int, J...>) {
+  const ByteRow b = (ByteRow)v;
+  return (FloatRow)LAB_SHUFFLE(Vector<std::uint8_t>::Indices, b, b, in_lane_source<kBytes>(J)...);
+}
+
+// Rows kDistance apart swap their float lanes whose index has bit S set (swap_sub_blocks).
+template <int kDistance, int S, int kRows>
+inline void swap_rows_apart(FloatRow (&v)[kRows]) {
+#pragma GCC unroll 16
+  for (int i = 0; i < kRows; ++i)
+    if (!(i & kDistance))
+      swap_sub_blocks<float, S>(v[i], v[i + kDistance], std::make_integer_sequence<int, kLanes>{});
+}
+
+template <class T>
+inline void transpose_small_block(FloatRow (&v)[Layout<T>::kBlockRows]) {
+  constexpr auto bytes = std::make_integer_sequence<int, kVectorBytes>{};
+  swap_rows_apart<1, 1>(v);
+  swap_rows_apart<2, 2>(v);
+#pragma GCC unroll 16
+  for (auto& row : v) row = shuffle_in_lanes<sizeof(T)>(row, bytes);
+  if constexpr (sizeof(T) == 1) {
+    swap_rows_apart<4, 1>(v);
+    swap_rows_apart<8, 2>(v);
+  } else {
+    swap_rows_apart<4, 2>(v);
+  }
+}
+
+// Which output row (column of the block) register g's 16-byte lane l then holds.
+template <class T>
+constexpr int small_block_column(int g, int l) {
+  if constexpr (sizeof(T) == 1) return l * 16 + (g & 3) * 4 + (g >> 2);
+  return l * 8 + (g >> 1 & 1) * 4 + (g & 1) * 2 + (g >> 2);
+}
+
+// kBlocks small blocks stacked (kBlocks * 16 bytes of each output row): their 16-byte pieces are
+// gathered by output row on the stack (in L1), then each output row is written as whole vectors,
+// as transpose_band_block does; a single block writes its 16 bytes with plain stores.
+template <class T, int kBlocks, bool kStreaming, bool kPrefetch>
+inline void transpose_band_small(const T* in, Index cols, T* out, Index rows) {
+  using L = Layout<T>;
+  constexpr int kRowBytes = kBlocks * 16;
+  alignas(64) unsigned char stage[L::kBlockCols][kRowBytes];
+  // One block at a time: the 16 blocks of a 256-byte band unrolled were 32 KiB of code (uint8).
+#pragma GCC unroll 1
+  for (int b = 0; b < kBlocks; ++b) {
+    FloatRow v[L::kBlockRows];
+#pragma GCC unroll 16
+    for (int i = 0; i < L::kBlockRows; ++i) {
+      const T* row = in + (b * L::kBlockRows + i) * cols;
+      std::memcpy(&v[i], row, sizeof(FloatRow));
+      if constexpr (kPrefetch) prefetch_to_l2(row + L::kPrefetchElements);
+    }
+    transpose_small_block<T>(v);
+#pragma GCC unroll 16
+    for (int g = 0; g < L::kBlockRows; ++g)
+#pragma GCC unroll 4
+      for (int l = 0; l < kVectorBytes / 16; ++l)
+        std::memcpy(&stage[small_block_column<T>(g, l)][b * 16],
+                    reinterpret_cast<const unsigned char*>(&v[g]) + l * 16, 16);
+  }
+#pragma GCC unroll 64
+  for (int c = 0; c < L::kBlockCols; ++c) {
+    if constexpr (kRowBytes % kVectorBytes == 0) {
+#pragma GCC unroll 8
+      for (int k = 0; k < kRowBytes / kVectorBytes; ++k) {
+        typename Vector<T>::Row x;
+        std::memcpy(&x, &stage[c][k * kVectorBytes], sizeof x);
+        store_row<T, kStreaming>(out + c * rows + k * L::kElements, x);
+      }
+    } else {
+      std::memcpy(out + c * rows, stage[c], kRowBytes);
+    }
+  }
+}
+
+template <class T, int kBlocks, bool kStreaming, bool kPrefetch>
+inline void transpose_band_step(const T* in, Index cols, T* out, Index rows) {
+  if constexpr (Layout<T>::kSmall)
+    transpose_band_small<T, kBlocks, kStreaming, kPrefetch>(in, cols, out, rows);
+  else
+    transpose_band_block<T, kBlocks, kStreaming, kPrefetch>(in, cols, out, rows);
+}
+
 // One piece of work: input rows r0.. and columns c0.., clipped at the matrix edge.
 struct Tile {
   Index r0, c0;
@@ -222,26 +345,28 @@ void transpose_tile(const T* in, T* out, Index rows, Index cols, const Tile& til
   using L = Layout<T>;
   const T* tile_in = in + tile.r0 * cols + tile.c0;
   T* tile_out = out + tile.c0 * rows + tile.r0;
-  const int whole_cols = tile.c_count / L::kElements * L::kElements;
+  const int whole_cols = tile.c_count / L::kBlockCols * L::kBlockCols;
   int r = 0;
-  if (tile.r_count == L::kBandRows) {
+  constexpr int kBand = L::template band_rows<kStreaming>();
+  constexpr int kBlocksPerBand = kBand / L::kBlockRows;  // blocks stacked in a band
+  if (tile.r_count == kBand) {
     // Fetch ahead while the line ahead is still in the row; the last few steps go without.
     const Index ahead_in_row = cols - tile.c0 - L::kPrefetchElements;
     const int prefetch_end = static_cast<int>(std::min<Index>(tile.c_count, ahead_in_row));
     int c = 0;
-    for (; c + L::kElements <= prefetch_end; c += L::kElements)
-      transpose_band_block<T, L::kBlocksPerBand, kStreaming, true>(tile_in + c, cols,
-                                                                   tile_out + c * rows, rows);
-    for (; c < whole_cols; c += L::kElements)
-      transpose_band_block<T, L::kBlocksPerBand, kStreaming, false>(tile_in + c, cols,
-                                                                    tile_out + c * rows, rows);
-    r = L::kBandRows;
+    for (; c + L::kBlockCols <= prefetch_end; c += L::kBlockCols)
+      transpose_band_step<T, kBlocksPerBand, kStreaming, true>(tile_in + c, cols,
+                                                               tile_out + c * rows, rows);
+    for (; c < whole_cols; c += L::kBlockCols)
+      transpose_band_step<T, kBlocksPerBand, kStreaming, false>(tile_in + c, cols,
+                                                                tile_out + c * rows, rows);
+    r = kBand;
   } else {
     // A band cut short by the bottom edge: its whole blocks one at a time.
-    for (; r + L::kElements <= tile.r_count; r += L::kElements)
-      for (int c = 0; c < whole_cols; c += L::kElements)
-        transpose_band_block<T, 1, kStreaming, false>(tile_in + r * cols + c, cols,
-                                                      tile_out + c * rows + r, rows);
+    for (; r + L::kBlockRows <= tile.r_count; r += L::kBlockRows)
+      for (int c = 0; c < whole_cols; c += L::kBlockCols)
+        transpose_band_step<T, 1, kStreaming, false>(tile_in + r * cols + c, cols,
+                                                     tile_out + c * rows + r, rows);
   }
   // What is left, one by one: columns past the last whole vector, and the rows below the last
   // whole block.
@@ -274,7 +399,6 @@ void transpose_bands_scalar(const T* in, T* out, Index rows, Index cols) {
 template <class T>
 void transpose_bands_simd(const T* in, T* out, Index rows, Index cols) {
   using L = Layout<T>;
-  const Index bands = (rows + L::kBandRows - 1) / L::kBandRows;
   const Index chunks = (cols + L::kChunkCols - 1) / L::kChunkCols;
   // Streaming stores need every output row's vectors aligned: the output 64-byte aligned (the
   // harness allocates it so) and rows a multiple of the vector. Otherwise plain stores.
@@ -282,6 +406,8 @@ void transpose_bands_simd(const T* in, T* out, Index rows, Index cols) {
       rows % L::kElements == 0 && reinterpret_cast<std::uintptr_t>(out) % kVectorBytes == 0;
   const bool streaming =
       aligned && lab::use_streaming_stores(2 * lab::matrix_bytes(rows, cols, sizeof(T)));
+  const int band_rows = streaming ? L::template band_rows<true>() : L::template band_rows<false>();
+  const Index bands = (rows + band_rows - 1) / band_rows;
 #pragma omp parallel
   {
     // Round robin, chunk by chunk: band b goes to thread b % threads, so the threads working at
@@ -291,8 +417,8 @@ void transpose_bands_simd(const T* in, T* out, Index rows, Index cols) {
     for (Index chunk = 0; chunk < chunks; ++chunk) {
       for (Index band = 0; band < bands; ++band) {
         const Tile tile{
-            band * L::kBandRows, chunk * L::kChunkCols,
-            static_cast<int>(std::min<Index>(L::kBandRows, rows - band * L::kBandRows)),
+            band * band_rows, chunk * L::kChunkCols,
+            static_cast<int>(std::min<Index>(band_rows, rows - band * band_rows)),
             static_cast<int>(std::min<Index>(L::kChunkCols, cols - chunk * L::kChunkCols))};
         if (streaming)
           transpose_tile<T, true>(in, out, rows, cols, tile);
