@@ -104,7 +104,42 @@ def v8_text():
     return [("CUDA.v8_streams/README.md", q) for q in quotes]
 
 
-CHECKS = glance() + every_type() + v7_text() + v8_text()
+def ratio(name, slow, fast, **where):
+    return ms(name, step=slow, **where) / ms(name, step=fast, **where)
+
+
+def chapter1():
+    """The README's chapter 1 bullets (float32, docs/results/{run_all,bench,sweep,scaling}.csv)."""
+    v6, v5, lib = "CUDA.v6_locality", "CUDA.v5_unroll", "CUDA.cublas"
+    shapes = [(8192, 8192), (16384, 16384), (8191, 8193), (1024, 65536), (65536, 1024)]
+    bench = [ratio("bench.csv", lib, v6, rows=r, cols=c) for r, c in shapes]
+    sweep = {n: ratio("sweep.csv", v5, v6, rows=n, cols=n)
+             for n in (256, 512, 1000, 1024, 2048, 8192, 16384)}
+    e2e = float(one("run_all.csv", step=v6)["e2e_ms"])
+    blocked = pct("run_all.csv", step="CPU.omp", variant="blocked")
+    scaled = {t: pct("scaling.csv", variant="blocked", threads=t) for t in (1, 16)}
+    quotes = [
+        f"from {pct('run_all.csv', step='CUDA.v1'):.1f}% of the copy ceiling\n"
+        f"  (v1) to {pct('run_all.csv', step=v6):.1f}% (v6)",
+        f"beats `cublasSgeam` ({ratio('run_all.csv', lib, v6):.2f}x)",
+        f"v6 beats cuBLAS on every shape tried, {min(bench):.2f}x to {max(bench):.2f}x",
+        f"reaches {pct('bench.csv', step=v6, rows=16384, cols=16384):.1f}% of the\n  copy at "
+        "16384 x 16384",
+        f"cost cuBLAS {100 - pct('bench.csv', step=lib, rows=8191, cols=8193):.0f} points of the "
+        f"copy and v6 {100 - pct('bench.csv', step=v6, rows=8191, cols=8193):.0f}",
+        f"From 2048 x 2048 on v6 leads ({sweep[2048]:.2f}x,\n  then {sweep[8192]:.2f}x at 8192 "
+        f"and {sweep[16384]:.2f}x at 16384)",
+        f"bus take {e2e - ms('run_all.csv', step=v6):.1f} ms of v6's {e2e:.2f} ms end to end, "
+        f"against {ms('run_all.csv', step='CPU.omp', variant='blocked'):.2f} ms",
+        f"reaches {scaled[16]:.0f}-{blocked:.0f}% of the OpenMP copy at 16 threads",
+        f"and {scaled[1]:.0f}% at 1 thread; the naive loop "
+        f"{pct('run_all.csv', step='CPU.omp', variant='naive'):.0f}%",
+    ]
+    assert max(abs(sweep[n] - 1) for n in (256, 512, 1000, 1024)) < 0.10  # "within 10%"
+    return [("README.md", q) for q in quotes]
+
+
+CHECKS = glance() + every_type() + v7_text() + v8_text() + chapter1()
 
 
 @pytest.mark.parametrize("text,quote", CHECKS, ids=lambda v: v[:60])
