@@ -139,7 +139,14 @@ def chapter1():
     return [("README.md", q) for q in quotes]
 
 
-CHECKS = glance() + every_type() + v7_text() + v8_text() + chapter1()
+def cpu_text():
+    naive_16 = pct("run_all.csv", step="CPU.omp", variant="naive")
+    naive_1 = pct("scaling.csv", variant="naive", threads=1)
+    return [("CPU.omp/README.md", f"Measured: {naive_16:.1f}% of the (streaming) copy at 16\n"
+             f"threads in `make run-all`, {naive_1:.1f}% at one thread in `make scaling`")]
+
+
+CHECKS = glance() + every_type() + v7_text() + v8_text() + chapter1() + cpu_text()
 
 
 @pytest.mark.parametrize("text,quote", CHECKS, ids=lambda v: v[:60])
