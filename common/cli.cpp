@@ -94,7 +94,13 @@ Options parse(int argc, char** argv, const CliSpec& spec, bool* wants_help) {
   return options;
 }
 
+const Dtype* g_requested_dtype = nullptr;
+
 }  // namespace
+
+const Dtype& requested_dtype() {
+  return g_requested_dtype != nullptr ? *g_requested_dtype : default_dtype();
+}
 
 std::string usage_text(const CliSpec& spec) {
   std::string text = "usage: " + spec.program + " [ROWS [COLS]]";
@@ -119,6 +125,7 @@ Options parse_options_or_exit(int argc, char** argv, const CliSpec& spec) {
       std::fputs(usage_text(spec).c_str(), stdout);
       std::exit(kExitOk);
     }
+    g_requested_dtype = options.dtype;
     // Sizes whose byte counts would overflow 64 bits are refused here, before any size_t math.
     const long double needed = 2.0L * options.rows * options.cols * options.dtype->bytes;
     if (needed > static_cast<long double>(std::size_t{1} << 62)) {

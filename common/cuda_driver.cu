@@ -25,8 +25,6 @@ namespace {
 
 using lab::Index;
 
-const lab::Dtype* g_requested_dtype = nullptr;
-
 void fail_verification(const char* when, const lab::Verification& check) {
   std::fprintf(stderr, "%s (%s): %s\n", STEP_NAME, when, check.describe().c_str());
   std::exit(lab::kExitFailed);
@@ -142,21 +140,13 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
 
 }  // namespace
 
-const lab::Dtype& lab::requested_dtype() {
-  return *g_requested_dtype;
-}
-
 int main(int argc, char** argv) {
   const lab::Options options =
       lab::parse_options_or_exit(argc, argv, lab::step_cli_spec({}, lab::kDefaultGpuReps));
-  g_requested_dtype = options.dtype;
 
-  int device_count = 0;
-  const cudaError_t device_status = cudaGetDeviceCount(&device_count);
-  if (device_status != cudaSuccess || device_count == 0) {
-    std::fprintf(stderr, "%s: skipped: no CUDA device (%s)\n", STEP_NAME,
-                 device_status != cudaSuccess ? cudaGetErrorString(device_status)
-                                              : "the driver reports none");
+  const std::string no_device = lab::no_cuda_device_reason();
+  if (!no_device.empty()) {
+    lab::say_skipped(STEP_NAME, no_device);
     return lab::kExitSkipped;
   }
   cudaDeviceProp properties;

@@ -139,4 +139,17 @@ inline std::int64_t threads_launched(const LaunchShape& shape) {
          shape.block.z;
 }
 
+// Empty when a CUDA device is here; otherwise why not, for the one line every CUDA program prints
+// before it exits kExitSkipped: say_skipped(program, reason).
+inline std::string no_cuda_device_reason() {
+  int device_count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&device_count);
+  if (status != cudaSuccess) return cudaGetErrorString(status);
+  return device_count == 0 ? "the driver reports none" : "";
+}
+
+inline void say_skipped(const char* program, const std::string& reason) {
+  std::fprintf(stderr, "%s: skipped: no CUDA device (%s)\n", program, reason.c_str());
+}
+
 }  // namespace lab

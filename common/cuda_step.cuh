@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include "cli.hpp"  // lab::requested_dtype(), for steps that call a library
 #include "dtype.hpp"
 
 // What the step launched, for the report. A library call (cuBLAS) leaves grid.x == 0.
@@ -19,9 +20,3 @@ struct LaunchShape {
 template <class T>
 LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream);
 extern const char* const kStepSummary;
-
-namespace lab {
-// The element type the program was asked for (--dtype), for steps that call a library which
-// needs the real type (cuBLAS's Dgeam and Cgeam both take 8-byte elements).
-const Dtype& requested_dtype();
-}  // namespace lab

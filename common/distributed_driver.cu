@@ -49,8 +49,6 @@ using lab::Team;
 constexpr std::size_t kChunkTargetBytes = std::size_t{32} << 20;  // of an input band, by default
 constexpr int kMaxDefaultChunks = 16;
 
-const lab::Dtype* g_requested_dtype = nullptr;
-
 // ---- The processes: one, or one per GPU under MPI ----
 
 struct World {
@@ -326,7 +324,7 @@ int check_device_memory(const Team& team) {
           "%s: error: rank %d's band of %lld x %lld %s does not fit on GPU %d (%s): its "
           "bands, exchange buffers and the L2 flush buffer need %s; it has %s free of %s\n",
           g_label.c_str(), me.rank, static_cast<long long>(team.plan.rows),
-          static_cast<long long>(team.plan.cols), g_requested_dtype->name, me.device,
+          static_cast<long long>(team.plan.cols), lab::requested_dtype().name, me.device,
           properties.name, lab::format_bytes(needed).c_str(), lab::format_bytes(free_bytes).c_str(),
           lab::format_bytes(total_bytes).c_str());
       code = lab::kExitNoMemory;
@@ -715,10 +713,6 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
 
 }  // namespace
 
-const lab::Dtype& lab::requested_dtype() {
-  return *g_requested_dtype;
-}
-
 namespace lab {
 
 [[noreturn]] void fail_nccl(ncclResult_t status, ncclComm_t comm, const char* file, int line,
@@ -772,20 +766,16 @@ int main(int argc, char** argv) {
     usage_error(spec, "--virtual-ranks runs in one process, not under mpirun -np " +
                           std::to_string(g_world.size));
   const lab::Options options = lab::parse_options_or_exit(argc, argv, spec);
-  g_requested_dtype = options.dtype;
 
+  const std::string no_device = lab::no_cuda_device_reason();
   int device_count = 0;
-  const cudaError_t device_status = cudaGetDeviceCount(&device_count);
-  if (device_status != cudaSuccess) device_count = 0;
-  int any_device = device_count > 0 ? 1 : 0;
+  if (no_device.empty()) CUDA_CHECK(cudaGetDeviceCount(&device_count));
+  int any_device = no_device.empty() ? 1 : 0;
 #ifdef LAB_WITH_MPI
   if (g_world.mpi) MPI_Allreduce(MPI_IN_PLACE, &any_device, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 #endif
   if (any_device == 0) {
-    if (g_world.rank == 0)
-      std::fprintf(stderr, "%s: skipped: no CUDA device (%s)\n", STEP_NAME,
-                   device_status != cudaSuccess ? cudaGetErrorString(device_status)
-                                                : "the driver reports none");
+    if (g_world.rank == 0) lab::say_skipped(STEP_NAME, no_device);
     leave(lab::kExitSkipped);
   }
 

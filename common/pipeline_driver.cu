@@ -38,8 +38,6 @@ namespace {
 
 using lab::Index;
 
-const lab::Dtype* g_requested_dtype = nullptr;
-
 // A pipeline run moves the matrix over the bus twice: far slower than a kernel, and steadier.
 constexpr int kDefaultPipelineReps = 10;
 constexpr std::size_t kDefaultDeviceMem = std::size_t{2} << 30;  // or a quarter of the free memory
@@ -378,17 +376,12 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
 
 }  // namespace
 
-const lab::Dtype& lab::requested_dtype() {
-  return *g_requested_dtype;
-}
-
 int main(int argc, char** argv) {
   const lab::CliSpec spec = lab::step_cli_spec({}, kDefaultPipelineReps);
   PipelineOptions pipeline;
   std::vector<char*> rest = take_pipeline_options(argc, argv, spec, &pipeline);
   const lab::Options options =
       lab::parse_options_or_exit(static_cast<int>(rest.size()), rest.data(), spec);
-  g_requested_dtype = options.dtype;
 
   // What can be refused without a GPU is refused before looking for one.
   std::string why;
@@ -398,12 +391,9 @@ int main(int argc, char** argv) {
   lab::require_host_memory(2 * lab::matrix_bytes(options.rows, options.cols, options.dtype->bytes),
                            "the input and the output");
 
-  int device_count = 0;
-  const cudaError_t device_status = cudaGetDeviceCount(&device_count);
-  if (device_status != cudaSuccess || device_count == 0) {
-    std::fprintf(stderr, "%s: skipped: no CUDA device (%s)\n", STEP_NAME,
-                 device_status != cudaSuccess ? cudaGetErrorString(device_status)
-                                              : "the driver reports none");
+  const std::string no_device = lab::no_cuda_device_reason();
+  if (!no_device.empty()) {
+    lab::say_skipped(STEP_NAME, no_device);
     return lab::kExitSkipped;
   }
   cudaDeviceProp properties;
