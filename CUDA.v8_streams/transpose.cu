@@ -1,14 +1,19 @@
 // CUDA.v8_streams: the matrix lives in host memory; hide the bus behind itself.
-// Changed since the kernel steps: the kernel is not new (CUDA.v7_packed's launcher, linked
-// through STEP_KERNEL in the Makefile, not copied). What is new is everything around it:
+// Changed since the kernel steps: the transpose kernel is not new (CUDA.v7_packed's launcher,
+// linked through STEP_KERNEL in the Makefile, not copied). What is new is everything around it:
 // 1. The input and output stay in pinned host memory. The matrix is cut into pieces, bands of
 //    input rows; a piece goes up (host to device), is transposed on the device, and its output,
-//    a band of columns of the output matrix, comes down as one strided 2D copy.
-// 2. The pieces go round K CUDA streams. Work on different streams may run at once, and a GPU has
-//    separate copy engines for each direction: while piece p comes down, piece p + 1 goes up and
-//    piece p + 2 is transposed. The bus then carries both directions at once, which is the
-//    ceiling of this step (common/pipeline_driver.cu measures it in the same run).
-// 3. Each stream owns one input and one output buffer on the device, reused by its pieces in
+//    a band of columns of the output matrix, comes down.
+// 2. The pieces go round K CUDA streams. Work on different streams may run at once: while piece p
+//    comes down, piece p + 1 goes up and piece p + 2 is transposed. The bus then carries both
+//    directions at once, which is the ceiling of this step (common/pipeline_driver.cu measures it
+//    in the same run).
+// 3. Down is written by the SMs, not copied by a copy engine. A band of output columns is a
+//    strided target: cols rows of only `piece rows x element bytes` each. A copy engine moves such
+//    narrow strided rows at a fraction of the bus speed (measured: README), while the SMs write
+//    pinned host memory directly, 16 bytes per thread and whole lines per warp, wherever the rows
+//    lie. The copy-engine version stays as `--down copy-engine`, to compare in one run.
+// 4. Each stream owns one input and one output buffer on the device, reused by its pieces in
 //    stream order, so device memory is K x (input + output) of one piece, bounded by
 //    --device-mem: a matrix larger than the GPU's memory transposes too (out of core).
 #include <algorithm>
@@ -23,8 +28,16 @@
 namespace lab {
 
 constexpr int kDefaultStreams = 3;  // one piece going up, one transposed, one coming down
-constexpr int kDefaultPieces = 8;  // measured best of five (streams, pieces) on an H200 (README)
-constexpr std::size_t kMinPieceBytes = std::size_t{4} << 20;  // below this, per-copy overheads
+// Pieces of about this size: enough of them that filling and draining the pipeline (about one
+// piece's time) costs little, none so small that the cost of each copy and launch shows.
+constexpr std::size_t kTargetPieceBytes = std::size_t{16} << 20;
+constexpr int kMaxDefaultPieces = 64;
+// The kernel that writes a band into host memory: 16 blocks of 256 threads keep enough 16-byte
+// stores in flight to fill the bus. More write in bursts that hold back the host-to-device
+// copy running beside them (measured, README: 132 blocks reach 80% of the ceiling, 16 reach 93%),
+// and leave fewer SMs to the next piece's transpose.
+constexpr int kDefaultDownBlocks = 16;
+constexpr int kDownMaxThreads = 256;
 
 // ---- How the matrix is cut (host only) ----
 PiecePlan plan_pieces(const PipelineRequest& request, std::string* why) {
@@ -51,10 +64,10 @@ PiecePlan plan_pieces(const PipelineRequest& request, std::string* why) {
   }
   int pieces = request.pieces;
   if (pieces == 0) {
-    // Enough pieces that filling and draining the pipeline costs little, none so small that the
-    // cost of each copy shows...
+    // Pieces of about kTargetPieceBytes...
     const std::size_t matrix = static_cast<std::size_t>(rows) * row_bytes;
-    pieces = static_cast<int>(std::clamp<std::size_t>(matrix / kMinPieceBytes, 1, kDefaultPieces));
+    pieces =
+        static_cast<int>(std::clamp<std::size_t>(matrix / kTargetPieceBytes, 1, kMaxDefaultPieces));
     pieces = std::min(pieces, rows);
     // ...and as many more as the device memory requires.
     if (budget != 0 && needed(pieces) > budget) {
@@ -74,6 +87,8 @@ PiecePlan plan_pieces(const PipelineRequest& request, std::string* why) {
   plan.elem_bytes = request.elem_bytes;
   plan.pieces = pieces;
   plan.streams = std::min(streams, pieces);
+  plan.down = request.down;
+  plan.down_blocks = request.down_blocks;
   return plan;
 }
 
@@ -91,6 +106,7 @@ struct PipelineState {
   LaunchShape shape;                      // the first (largest) piece's launch
   std::int64_t threads = 0;               // GPU threads all pieces of one run launch
   int max_pitch = 0;
+  int down_blocks = 0;  // the grid of the kernel that writes a band into host memory
 };
 
 template <class T>
@@ -115,6 +131,7 @@ StreamPipeline<T>::StreamPipeline(const PiecePlan& plan) : state_(new PipelineSt
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&s.max_pitch, cudaDevAttrMaxPitch, device));
+  s.down_blocks = plan.down_blocks > 0 ? plan.down_blocks : kDefaultDownBlocks;
 }
 
 template <class T>
@@ -144,8 +161,59 @@ void check_launch(const LaunchShape& shape, int piece_rows, int cols) {
   CUDA_CHECK(status);
 }
 
-// Piece's output, cols x n on the device, into columns [r0, r0 + n) of every output row on the
-// host: one 2D copy of `cols` rows of n elements, the destination rows `rows` elements apart.
+// ---- Down: a piece's output, cols x n on the device, into columns [r0, r0 + n) of every output
+// row in host memory ----
+
+// By the SMs: block b writes output rows b, b + gridDim.x, ...; its threads write one row's
+// segment in words of V, so a warp stores whole lines however narrow the band.
+template <class V>
+__global__ void write_band_to_host(const V* band, V* host_out, int band_words,
+                                   std::int64_t host_row_words, int band_rows) {
+  for (int c = blockIdx.x; c < band_rows; c += gridDim.x) {
+    const V* from = band + static_cast<std::int64_t>(c) * band_words;
+    V* to = host_out + c * host_row_words;
+    for (int j = threadIdx.x; j < band_words; j += blockDim.x) to[j] = from[j];
+  }
+}
+
+struct alignas(16) Word16 {
+  unsigned int x[4];
+};
+
+// The widest word (16, 8, 4, 2 or 1 bytes) that the band's width, its first column and the
+// output's row length are all multiples of: then every row segment starts on a word.
+template <class V>
+bool fits_words(std::size_t a, std::size_t b, std::size_t c) {
+  return a % sizeof(V) == 0 && b % sizeof(V) == 0 && c % sizeof(V) == 0;
+}
+
+template <class T>
+std::int64_t write_down_by_kernel(T* host_out, const T* piece_out, std::int64_t r0, int n,
+                                  const PiecePlan& plan, int blocks, cudaStream_t stream) {
+  const std::size_t width = static_cast<std::size_t>(n) * sizeof(T);
+  const std::size_t first = static_cast<std::size_t>(r0) * sizeof(T);
+  const std::size_t pitch = static_cast<std::size_t>(plan.rows) * sizeof(T);
+  auto* to = reinterpret_cast<unsigned char*>(host_out) + first;
+  const auto* from = reinterpret_cast<const unsigned char*>(piece_out);
+  const int grid = std::min(blocks, plan.cols);
+  auto launch = [&](auto word) {
+    using V = decltype(word);
+    const int words = static_cast<int>(width / sizeof(V));
+    const int threads = std::clamp((words + 31) / 32 * 32, 32, kDownMaxThreads);
+    write_band_to_host<<<grid, threads, 0, stream>>>(reinterpret_cast<const V*>(from),
+                                                     reinterpret_cast<V*>(to), words,
+                                                     pitch / sizeof(V), plan.cols);
+    return std::int64_t{grid} * threads;
+  };
+  if (fits_words<Word16>(width, first, pitch)) return launch(Word16{});
+  if (fits_words<std::uint64_t>(width, first, pitch)) return launch(std::uint64_t{});
+  if (fits_words<std::uint32_t>(width, first, pitch)) return launch(std::uint32_t{});
+  if (fits_words<std::uint16_t>(width, first, pitch)) return launch(std::uint16_t{});
+  return launch(std::uint8_t{});
+}
+
+// By the copy engine: one 2D copy of `cols` rows of n elements, the destination rows `rows`
+// elements apart (the way a first version does it; narrow rows make it slow).
 template <class T>
 void copy_down(T* host_out, const T* piece_out, std::int64_t r0, int n, const PiecePlan& plan,
                int max_pitch, cudaStream_t stream) {
@@ -174,6 +242,11 @@ void StreamPipeline<T>::enqueue(const T* host_in, T* host_out, cudaStream_t orig
     for (cudaEvent_t& event : s.stage_events) CUDA_CHECK(cudaEventCreate(&event));
   }
   if (record_timeline) CUDA_CHECK(cudaEventRecord(s.zero, origin));
+  // The SMs write host memory through its device address (the same as the host address where
+  // the address space is unified, which cudaHostGetDevicePointer does not assume).
+  T* out_for_kernel = nullptr;
+  if (plan.down == DownPath::kKernel)
+    CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&out_for_kernel), host_out, 0));
   // Fork: every stream starts after what is already on origin.
   CUDA_CHECK(cudaEventRecord(s.fork, origin));
   for (cudaStream_t stream : s.streams) CUDA_CHECK(cudaStreamWaitEvent(stream, s.fork, 0));
@@ -206,7 +279,13 @@ void StreamPipeline<T>::enqueue(const T* host_in, T* host_out, cudaStream_t orig
                  shape.block.y * shape.block.z;
     if (events) CUDA_CHECK(cudaEventRecord(events[2], stream));
     // Down: a band of output columns, strided in host memory.
-    copy_down(host_out, s.device_out[k], r0, n, plan, s.max_pitch, stream);
+    if (plan.down == DownPath::kKernel) {
+      s.threads +=
+          write_down_by_kernel(out_for_kernel, s.device_out[k], r0, n, plan, s.down_blocks, stream);
+      CUDA_CHECK(cudaGetLastError());
+    } else {
+      copy_down(host_out, s.device_out[k], r0, n, plan, s.max_pitch, stream);
+    }
     if (events) CUDA_CHECK(cudaEventRecord(events[3], stream));
   }
 

@@ -24,12 +24,20 @@ extern const char* const kReusedKernelSummary;
 
 namespace lab {
 
+// How a piece's output, a band of output columns, reaches host memory.
+enum class DownPath {
+  kKernel,      // the SMs write it, row segment by row segment (needs pinned, mapped host memory)
+  kCopyEngine,  // one strided 2D copy by the device-to-host copy engine
+};
+
 // What the command line asks of the pipeline; 0 leaves the choice to the step.
 struct PipelineRequest {
   int rows = 0, cols = 0, elem_bytes = 0;
   int streams = 0;             // --streams K
   int pieces = 0;              // --pieces N
   std::size_t device_mem = 0;  // --device-mem: bytes of device memory the pipeline may allocate
+  DownPath down = DownPath::kKernel;  // --down kernel|copy-engine (pageable: the copy engine)
+  int down_blocks = 0;                // --down-blocks B: the grid of the kernel that writes down
 };
 
 // How the matrix is cut: piece p holds input rows [first_row(p), first_row(p + 1)), bands that
@@ -39,6 +47,8 @@ struct PiecePlan {
   int rows = 0, cols = 0, elem_bytes = 0;
   int streams = 0;  // never more than the pieces
   int pieces = 0;
+  DownPath down = DownPath::kKernel;
+  int down_blocks = 0;  // 0: the step's default
   std::int64_t first_row(int piece) const {
     return std::int64_t{piece} * rows / pieces;  // 64-bit: rows * pieces can pass 2^31
   }

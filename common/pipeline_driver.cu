@@ -51,6 +51,9 @@ const char* const kPipelineUsage =
     "  --device-mem BYTES device memory the pipeline may use (default 2 GiB or a quarter of the\n"
     "                     free memory, the smaller)\n"
     "  --host-memory M    pinned (default) or pageable: the host matrices from malloc\n"
+    "  --down D           how a piece's output reaches host memory: kernel (default; the SMs\n"
+    "                     write it) or copy-engine (one strided 2D copy; always so when pageable)\n"
+    "  --down-blocks B    thread blocks of the kernel that writes down (default 16)\n"
     "  --timeline FILE    write when each piece went up, was transposed and came down (CSV;\n"
     "                     draw it with CUDA.v8_streams/plot_timeline.py)\n";
 
@@ -59,6 +62,9 @@ struct PipelineOptions {
   int pieces = 0;              // 0: the step's default
   std::size_t device_mem = 0;  // 0: the default
   bool pageable = false;
+  bool down_given = false;
+  lab::DownPath down = lab::DownPath::kKernel;
+  int down_blocks = 0;  // 0: the step's default
   std::string timeline_path;
 };
 
@@ -88,7 +94,8 @@ std::vector<char*> take_pipeline_options(int argc, char** argv, const lab::CliSp
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool ours = arg == "--streams" || arg == "--pieces" || arg == "--device-mem" ||
-                      arg == "--host-memory" || arg == "--timeline";
+                      arg == "--host-memory" || arg == "--down" || arg == "--down-blocks" ||
+                      arg == "--timeline";
     if (arg == "--help" || arg == "-h") {
       std::printf("%s%s", lab::usage_text(spec).c_str(), kPipelineUsage);
       std::exit(lab::kExitOk);
@@ -112,10 +119,24 @@ std::vector<char*> take_pipeline_options(int argc, char** argv, const lab::CliSp
       if (value != "pinned" && value != "pageable")
         usage_error(spec, "--host-memory must be pinned or pageable, got '" + value + "'");
       pipeline->pageable = value == "pageable";
+    } else if (arg == "--down-blocks") {
+      pipeline->down_blocks = static_cast<int>(parse_positive(spec, value, arg, 1 << 20));
+    } else if (arg == "--down") {
+      if (value != "kernel" && value != "copy-engine")
+        usage_error(spec, "--down must be kernel or copy-engine, got '" + value + "'");
+      pipeline->down_given = true;
+      pipeline->down = value == "kernel" ? lab::DownPath::kKernel : lab::DownPath::kCopyEngine;
     } else {
       if (value.empty()) usage_error(spec, "--timeline needs a file name");
       pipeline->timeline_path = value;
     }
+  }
+  // A kernel can write only host memory that is pinned and mapped into the device's space.
+  if (pipeline->pageable) {
+    if (pipeline->down_given && pipeline->down == lab::DownPath::kKernel)
+      usage_error(spec,
+                  "--down kernel needs pinned host memory: a kernel cannot write pageable memory");
+    pipeline->down = lab::DownPath::kCopyEngine;
   }
   return rest;
 }
@@ -175,8 +196,10 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
   // The plan, now with the default device memory where none was given.
   std::size_t device_free = 0, device_total = 0;
   CUDA_CHECK(cudaMemGetInfo(&device_free, &device_total));
-  lab::PipelineRequest request{
-      rows, cols, dtype.bytes, pipeline.streams, pipeline.pieces, pipeline.device_mem};
+  lab::PipelineRequest request{rows, cols, dtype.bytes, pipeline.streams, pipeline.pieces};
+  request.device_mem = pipeline.device_mem;
+  request.down = pipeline.down;
+  request.down_blocks = pipeline.down_blocks;
   if (request.device_mem == 0) request.device_mem = std::min(kDefaultDeviceMem, device_free / 4);
   std::string why;
   const lab::PiecePlan plan = lab::plan_pieces(request, &why);
@@ -300,7 +323,9 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
                                      : std::to_string(smallest) + "-" + std::to_string(largest);
   lab::Measurement m;
   m.step = STEP_NAME;
-  m.variant = pipeline.pageable ? "pageable" : "pipeline";
+  m.variant = pipeline.pageable                             ? "pageable"
+              : pipeline.down == lab::DownPath::kCopyEngine ? "copy-engine-down"
+                                                            : "pipeline";
   m.device = properties.name;
   m.dtype = dtype.name;
   m.elem_bytes = dtype.bytes;
@@ -340,6 +365,9 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
                                       ? "pageable (malloc): the driver stages every copy through "
                                         "pinned buffers of its own"
                                       : "pinned (cudaMallocHost)"),
+      std::string("down     ") + (pipeline.down == lab::DownPath::kKernel
+                                      ? "the SMs write each piece's output into host memory"
+                                      : "one strided 2D copy per piece, by the copy engine"),
       "pieces   " + std::to_string(plan.pieces) + " bands of " + piece_rows + " input rows over " +
           std::to_string(plan.streams) + " streams; " + lab::format_bytes(plan.device_bytes()) +
           " of device memory (" + given + ")",
@@ -385,8 +413,9 @@ int main(int argc, char** argv) {
 
   // What can be refused without a GPU is refused before looking for one.
   std::string why;
-  const lab::PipelineRequest request{options.rows,     options.cols,    options.dtype->bytes,
-                                     pipeline.streams, pipeline.pieces, pipeline.device_mem};
+  const lab::PipelineRequest request{options.rows,     options.cols,        options.dtype->bytes,
+                                     pipeline.streams, pipeline.pieces,     pipeline.device_mem,
+                                     pipeline.down,    pipeline.down_blocks};
   if (lab::plan_pieces(request, &why).pieces == 0) usage_error(spec, why);
   lab::require_host_memory(2 * lab::matrix_bytes(options.rows, options.cols, options.dtype->bytes),
                            "the input and the output");

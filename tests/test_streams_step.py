@@ -38,7 +38,7 @@ def run_pipeline(tmp_path, rows, cols, *args, dtype="float32"):
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("verified: all") >= 2, done.stdout  # the first run and the last
     measured = {row["variant"]: row for row in read_rows(csv_path)}
-    row = measured.get("pipeline") or measured["pageable"]
+    row = measured.get("pipeline") or measured.get("copy-engine-down") or measured["pageable"]
     assert row["verified"] == "yes" and row["kind"] == "host_pipeline" and row["step"] == STEP
     assert (int(row["rows"]), int(row["cols"])) == (rows, cols)
     assert (row["dtype"], int(row["elem_bytes"])) == (dtype, ELEM_BYTES[dtype])
@@ -71,6 +71,8 @@ BAD_INPUT = [
     (["--device-mem", "2G"], "--device-mem must be a positive whole number, got '2G'"),
     (["--device-mem", ""], "--device-mem must be a positive whole number"),
     (["--host-memory", "locked"], "--host-memory must be pinned or pageable, got 'locked'"),
+    (["--down", "dma"], "--down must be kernel or copy-engine, got 'dma'"),
+    (["--down", "kernel", "--host-memory", "pageable"], "--down kernel needs pinned host memory"),
     (["--timeline"], "--timeline needs a value"),
     (["--timeline", ""], "--timeline needs a file name"),
     (["--streams"], "--streams needs a value"),
@@ -197,6 +199,22 @@ def test_a_small_device_memory_forces_many_pieces(needs_gpu, tmp_path):
                  device_mem)
     done = run(STEP, rows, cols, "--streams", 3, "--pieces", 99, "--device-mem", device_mem)
     assert done.returncode == EXIT_USAGE and "too small for 99 pieces" in done.stderr
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float16", "float32", "complex128"])
+@pytest.mark.parametrize("rows,cols", [(1000, 999), (2048, 1024), (37, 4111)],
+                         ids=lambda v: str(v))
+def test_both_ways_down_give_the_same_bits(dtype, rows, cols, needs_gpu, tmp_path):
+    """The SMs writing host memory (every word width the band allows) and the copy engine's 2D
+    copy: both equal the reference bit for bit, so they equal each other."""
+    lines = []
+    for down in ("kernel", "copy-engine"):
+        done, measured = run_pipeline(tmp_path, rows, cols, "--pieces", 7, "--down", down,
+                                      dtype=dtype)
+        assert ("pipeline" if down == "kernel" else "copy-engine-down") in measured
+        lines.append([line.split("first run")[-1].strip() for line in done.stdout.splitlines()
+                      if "first run verified" in line])
+    assert lines[0] == lines[1] and lines[0] and "bitwise equal" in lines[0][0]
 
 
 def test_pageable_host_memory_is_exact_and_reported(needs_gpu, tmp_path):
