@@ -12,6 +12,7 @@
 //    first whole sector on (the first tile starts at 0).
 #include "../common/cuda_step.cuh"
 
+// Lesson (1): the 64 x 64 tile. The constants after it are plumbing.
 // 16-byte elements take 32 x 32 tiles: 64 x 65 of them would not fit in 48 KiB of shared memory.
 template <class T>
 constexpr int TILE_DIM = sizeof(T) <= 8 ? 64 : 32;
@@ -20,8 +21,8 @@ template <class T>
 constexpr int SECTOR_ELEMENTS = 32 / sizeof(T);  // a 32-byte DRAM sector holds 8 floats
 constexpr int WARP_SIZE = 32;  // threadIdx.x spans one warp of consecutive columns
 
-// kRowsWholeSectors: every output row starts a sector and no row needs the extra input rows; the
-// common case gets a kernel without them.
+// Plumbing for (3). kRowsWholeSectors: every output row starts a sector and no row needs the
+// extra input rows; the common case gets a kernel without them.
 template <class T, bool kRowsWholeSectors>
 __global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
   constexpr int TILE_DIM = ::TILE_DIM<T>, SECTOR_ELEMENTS = ::SECTOR_ELEMENTS<T>;
@@ -34,6 +35,7 @@ __global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
   const int tile_r = blockIdx.x * TILE_DIM;  // blockIdx.x walks down the rows: see (2)
   const int tile_c = blockIdx.y * TILE_DIM;
   // LESSON: end
+  // Lesson (1): the load covers the tile's two 32-column halves (i); for (3), EXTRA_ROWS more rows.
   const int c = tile_c + threadIdx.x;
 #pragma unroll
   for (int j = 0; j < TILE_DIM + EXTRA_ROWS; j += BLOCK_ROWS) {
@@ -72,8 +74,9 @@ template <class T>
 LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   constexpr int TILE_DIM = ::TILE_DIM<T>;
   const dim3 block(WARP_SIZE, BLOCK_ROWS);
+  // Lesson (2): grid x over tile rows, y over tile columns (v5: the other way round).
   const dim3 grid((rows + TILE_DIM - 1) / TILE_DIM, (cols + TILE_DIM - 1) / TILE_DIM);
-  if (rows % SECTOR_ELEMENTS<T> == 0)
+  if (rows % SECTOR_ELEMENTS<T> == 0)  // plumbing for (3): no extra rows needed
     transpose_kernel<T, true><<<grid, block, 0, stream>>>(in, out, rows, cols);
   else
     transpose_kernel<T, false><<<grid, block, 0, stream>>>(in, out, rows, cols);
