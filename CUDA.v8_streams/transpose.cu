@@ -30,7 +30,7 @@ namespace lab {
 constexpr int kDefaultStreams = 3;  // one piece going up, one transposed, one coming down
 // Pieces of about this size: enough of them that filling and draining the pipeline (about one
 // piece's time) costs little, none so small that the cost of each copy and launch shows.
-constexpr std::size_t kTargetPieceBytes = std::size_t{16} << 20;
+constexpr std::size_t kTargetPieceBytes = std::size_t{8} << 20;
 constexpr int kMaxDefaultPieces = 64;
 // The kernel that writes a band into host memory: 16 blocks of 256 threads keep enough 16-byte
 // stores in flight to fill the bus. More write in bursts that hold back the host-to-device
@@ -330,6 +330,13 @@ LaunchShape StreamPipeline<T>::piece_launch() const {
 template <class T>
 std::int64_t StreamPipeline<T>::threads_launched() const {
   return state_->threads;
+}
+
+template <class T>
+std::string StreamPipeline<T>::describe_down() const {
+  return state_->plan.down == DownPath::kKernel
+             ? "down by a kernel of " + std::to_string(state_->down_blocks) + " blocks"
+             : std::string("down by 2D copies");
 }
 
 }  // namespace lab

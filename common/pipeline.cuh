@@ -103,6 +103,8 @@ class StreamPipeline {
   // What one piece's launch looked like and the GPU threads all pieces launch, for the report.
   LaunchShape piece_launch() const;
   std::int64_t threads_launched() const;
+  // How the pieces' output comes down, e.g. "down by a kernel of 16 blocks", for the report.
+  std::string describe_down() const;
 
  private:
   std::unique_ptr<PipelineState<T>> state_;

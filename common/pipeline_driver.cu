@@ -334,7 +334,8 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
   m.cols = cols;
   m.threads = pipe.threads_launched();
   m.launch = std::to_string(plan.streams) + " streams x " + std::to_string(plan.pieces) +
-             " pieces of " + piece_rows + " rows, " + lab::describe_launch(piece_shape);
+             " pieces of " + piece_rows + " rows, " + pipe.describe_down() + ", " +
+             lab::describe_launch(piece_shape);
   m.reps = options.reps;
   m.median_ms = pipeline_ms;
   m.e2e_ms = pipeline_ms;  // the pipeline is end to end: host in, host out
