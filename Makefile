@@ -4,7 +4,9 @@
 # ---- The progression, written once: every target below derives from these lists. ----
 CPU_STEPS  := CPU.omp
 CUDA_STEPS := CUDA.v1 CUDA.v2 CUDA.v3 CUDA.v4 CUDA.v5_unroll CUDA.v6_locality CUDA.v7_packed
-REFERENCE_STEPS := CUDA.cublas CUDA.cublaslt
+# Reference rows, not steps: the copy kernel first (what a kernel can reach), then the libraries.
+REFERENCE_STEPS := CUDA.copy CUDA.cublas CUDA.cublaslt
+LIBRARY_REFERENCE := CUDA.cublas
 PROGRESSION := $(CPU_STEPS) $(CUDA_STEPS)
 STEPS := $(PROGRESSION) $(REFERENCE_STEPS)
 LAST_STEP := $(lastword $(CUDA_STEPS))
@@ -114,9 +116,9 @@ sweep: all $(PY_READY)
 	$(OMP_PIN) $(RUN_STEPS) sweep --steps $(STEPS) --sizes $(SWEEP_SIZES) $(if $(REPS),--reps $(REPS)) \
 	  $(DTYPE_ARG) --csv $(RESULTS)/sweep.csv
 
-bench: $(LAST_STEP) $(REFERENCE_STEPS) $(PY_READY)
+bench: $(LAST_STEP) $(LIBRARY_REFERENCE) $(PY_READY)
 	@mkdir -p $(RESULTS)
-	$(RUN_STEPS) bench --steps $(firstword $(REFERENCE_STEPS)) $(LAST_STEP) --shapes $(BENCH_SHAPES) \
+	$(RUN_STEPS) bench --steps $(LIBRARY_REFERENCE) $(LAST_STEP) --shapes $(BENCH_SHAPES) \
 	  $(if $(REPS),--reps $(REPS)) $(DTYPE_ARG) --csv $(RESULTS)/bench.csv
 
 # Every step for every element type at ROWS x COLS: one CSV, one step x dtype table, one picture
@@ -157,10 +159,12 @@ test: all tests-build $(PY_READY)
 
 # make diff STEP=CUDA.v4: the lesson of a step, as a diff against the step before it.
 diff:
-	@found=; prev=; for step in $(STEPS); do \
+	@if [ -n "$(filter $(STEP),$(REFERENCE_STEPS))" ]; then echo "$(STEP) is a reference step, \
+	not a step of the progression: it has no previous step to diff against" >&2; exit 2; fi
+	@found=; prev=; for step in $(PROGRESSION); do \
 	  if [ "$$step" = "$(STEP)" ]; then found=1; break; fi; prev=$$step; done; \
 	if [ -z "$$found" ] || [ -z "$$prev" ]; then \
-	  echo "usage: make diff STEP=X, X one of: $(wordlist 2,99,$(STEPS))" >&2; exit 2; fi; \
+	  echo "usage: make diff STEP=X, X one of: $(wordlist 2,99,$(PROGRESSION))" >&2; exit 2; fi; \
 	echo "# $(STEP) against $$prev"; \
 	old=$$(ls $$prev/transpose.c*); new=$$(ls $(STEP)/transpose.c*); \
 	diff -u --label "$$old" --label "$$new" "$$old" "$$new"; test $$? -le 1

@@ -45,7 +45,10 @@ bool supports(const CliSpec& spec, const std::string& dtype) {
   return false;
 }
 
-Options parse(int argc, char** argv, const CliSpec& spec, bool* wants_help) {
+// What parse() found besides the options: a request that ends the program at once.
+enum class Request { kRun, kHelp, kListVariants };
+
+Options parse(int argc, char** argv, const CliSpec& spec, Request* request) {
   Options options;
   options.reps = spec.default_reps;
   std::vector<std::string> sizes;
@@ -56,7 +59,10 @@ Options parse(int argc, char** argv, const CliSpec& spec, bool* wants_help) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
-      *wants_help = true;
+      *request = Request::kHelp;
+      return options;
+    } else if (arg == "--list-variants") {
+      *request = Request::kListVariants;
       return options;
     } else if (arg == "--reps") {
       options.reps = parse_positive(value_of(i, arg), "--reps", kMaxReps);
@@ -86,7 +92,8 @@ Options parse(int argc, char** argv, const CliSpec& spec, bool* wants_help) {
                      std::to_string(sizes.size()));
   options.rows = sizes.empty() ? kDefaultSize : parse_positive(sizes[0], "ROWS", INT_MAX);
   options.cols = sizes.size() < 2 ? options.rows : parse_positive(sizes[1], "COLS", INT_MAX);
-  if (options.variant.empty()) options.variant = "all";
+  if (options.variant.empty())
+    options.variant = spec.default_variant.empty() ? "all" : spec.default_variant;
   if (options.dtype == nullptr) options.dtype = &default_dtype();
   if (!supports(spec, options.dtype->name))
     throw UsageError(spec.program + " does not support " + options.dtype->name + " (it supports " +
@@ -106,23 +113,31 @@ std::string usage_text(const CliSpec& spec) {
   std::string text = "usage: " + spec.program + " [ROWS [COLS]]";
   if (!spec.variants.empty()) text += " [--variant " + join(spec.variants, "|") + "|all]";
   text += " [--dtype NAME] [--reps N] [--csv FILE]\n";
-  text += "  Transposes a ROWS x COLS matrix (default " + std::to_string(kDefaultSize) + " x " +
-          std::to_string(kDefaultSize) + "; COLS defaults to ROWS),\n";
+  text += "  " + spec.action + " a ROWS x COLS matrix (default " + std::to_string(kDefaultSize) +
+          " x " + std::to_string(kDefaultSize) + "; COLS defaults to ROWS),\n";
   text += "  verifies it bitwise, then times it (median of N runs, default " +
           std::to_string(spec.default_reps) + ") next to the copy ceiling.\n";
   text += "  --dtype NAME  the element type, default float32: " + dtype_names(" ") + "\n";
   if (!spec.dtypes.empty()) text += "               (this step: " + spec.dtypes + ")\n";
   text += "  --csv FILE    append one row per measurement to FILE (header written once)\n";
-  if (!spec.variants.empty()) text += "  OMP_NUM_THREADS sets the thread count.\n";
+  if (!spec.variants.empty())
+    text += "  --variant NAME  which to run, default " +
+            (spec.default_variant.empty() ? std::string("all") : spec.default_variant) +
+            " (--list-variants prints the names)\n";
+  if (spec.openmp) text += "  OMP_NUM_THREADS sets the thread count.\n";
   return text;
 }
 
 Options parse_options_or_exit(int argc, char** argv, const CliSpec& spec) {
-  bool wants_help = false;
+  Request request = Request::kRun;
   try {
-    Options options = parse(argc, argv, spec, &wants_help);
-    if (wants_help) {
+    Options options = parse(argc, argv, spec, &request);
+    if (request == Request::kHelp) {
       std::fputs(usage_text(spec).c_str(), stdout);
+      std::exit(kExitOk);
+    }
+    if (request == Request::kListVariants) {
+      for (const auto& name : spec.variants) std::puts(name.c_str());
       std::exit(kExitOk);
     }
     g_requested_dtype = options.dtype;

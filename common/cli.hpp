@@ -13,7 +13,7 @@ struct Options {
   int cols = 0;
   int reps = 0;
   const Dtype* dtype = nullptr;  // never null after parsing: float32 unless --dtype says
-  std::string variant;           // steps with variants only: one name or "all"
+  std::string variant;           // one name of CliSpec::variants or "all" (also without variants)
   std::string csv_path;          // empty: no CSV
 };
 
@@ -21,11 +21,15 @@ struct CliSpec {
   std::string program;                // e.g. "CUDA.v3/transpose"
   std::vector<std::string> variants;  // empty: the step has one kernel and no --variant
   int default_reps = 0;
-  std::string dtypes;  // the element types the step supports, space-separated; empty: all
+  std::string dtypes;           // the element types the step supports, space-separated; empty: all
+  std::string default_variant;  // what runs without --variant; empty: every variant ("all")
+  std::string action = "Transposes";  // what the program does to the matrix, for the usage
+  bool openmp = false;                // the usage says that OMP_NUM_THREADS sets the threads
 };
 
-// Parses argv; on --help prints usage and exits 0, on bad input prints the reason and usage to
-// stderr and exits kExitUsage. Never returns a half-valid Options.
+// Parses argv; on --help prints usage and exits 0, on --list-variants prints the variant names
+// (one a line, none for a step without variants: what the runners ask) and exits 0, on bad input
+// prints the reason and usage to stderr and exits kExitUsage. Never returns a half-valid Options.
 Options parse_options_or_exit(int argc, char** argv, const CliSpec& spec);
 
 std::string usage_text(const CliSpec& spec);

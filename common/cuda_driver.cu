@@ -1,7 +1,8 @@
 // main() for kernel steps: find a device, check the matrices fit, for every fill run once into a
 // poisoned output and verify it bitwise, then time the kernel (CUDA events, median, L2 flushed
 // before each launch), the device-to-device cudaMemcpy ceiling and the end-to-end round trip, all
-// in this one process.
+// in this one process. A step with several launchers (kKernelVariants) runs the one --variant
+// names (default: the first), or each in turn; a copy step (STEP_OPERATION) is verified as a copy.
 #include <cuda_profiler_api.h>
 
 #include <algorithm>
@@ -25,9 +26,28 @@ namespace {
 
 using lab::Index;
 
-void fail_verification(const char* when, const lab::Verification& check) {
-  std::fprintf(stderr, "%s (%s): %s\n", STEP_NAME, when, check.describe().c_str());
+void fail_verification(const lab::KernelVariant& variant, const char* when,
+                       const lab::Verification& check) {
+  const bool named = kKernelVariantCount > 1;
+  std::fprintf(stderr, "%s%s%s (%s): %s\n", STEP_NAME, named ? " " : "", named ? variant.name : "",
+               when, check.describe().c_str());
   std::exit(lab::kExitFailed);
+}
+
+// The --variant names of a step with several launchers; none for a step with one.
+std::vector<std::string> variant_names() {
+  std::vector<std::string> names;
+  if (kKernelVariantCount > 1)
+    for (int i = 0; i < kKernelVariantCount; ++i) names.push_back(kKernelVariants[i].name);
+  return names;
+}
+
+std::vector<const lab::KernelVariant*> selected_variants(const std::string& choice) {
+  std::vector<const lab::KernelVariant*> selected;
+  for (int i = 0; i < kKernelVariantCount; ++i)
+    if (choice == "all" || choice == kKernelVariants[i].name)
+      selected.push_back(&kKernelVariants[i]);
+  return selected;
 }
 
 template <class T>
@@ -57,71 +77,90 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreate(&stream));
 
-  // Correct first: for every fill, one run into a poisoned output, copied back, compared bitwise.
-  LaunchShape shape;
-  const lab::Verification first_check =
-      lab::verify_every_fill(dtype, host_in.get(), host_out.get(), rows, cols, [&] {
-        CUDA_CHECK(cudaMemcpy(device_in.get(), host_in.get(), bytes, cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemsetAsync(device_out.get(), lab::kPoisonByte, bytes, stream));
-        shape =
-            lab::launch_checked(STEP_NAME, device_in.get(), device_out.get(), rows, cols, stream);
-        CUDA_CHECK(cudaStreamSynchronize(stream));
-        CUDA_CHECK(cudaMemcpy(host_out.get(), device_out.get(), bytes, cudaMemcpyDeviceToHost));
-      });
-  if (!first_check.ok()) fail_verification("first run", first_check);
+  // Correct first: each selected variant, for every fill, one run into a poisoned output, copied
+  // back, compared bitwise with the transpose (or, for a copy step, the input itself).
+  const lab::Operation operation = lab::step_operation();
+  const std::vector<const lab::KernelVariant*> variants = selected_variants(options.variant);
+  std::vector<LaunchShape> shapes;
+  lab::Verification first_check;
+  for (const lab::KernelVariant* variant : variants) {
+    LaunchShape shape;
+    first_check = lab::verify_every_fill(
+        dtype, host_in.get(), host_out.get(), rows, cols,
+        [&] {
+          CUDA_CHECK(cudaMemcpy(device_in.get(), host_in.get(), bytes, cudaMemcpyHostToDevice));
+          CUDA_CHECK(cudaMemsetAsync(device_out.get(), lab::kPoisonByte, bytes, stream));
+          shape = lab::launch_checked(STEP_NAME, variant->launcher<T>(), device_in.get(),
+                                      device_out.get(), rows, cols, stream);
+          CUDA_CHECK(cudaStreamSynchronize(stream));
+          CUDA_CHECK(cudaMemcpy(host_out.get(), device_out.get(), bytes, cudaMemcpyDeviceToHost));
+        },
+        operation);
+    if (!first_check.ok()) fail_verification(*variant, "first run", first_check);
+    shapes.push_back(shape);
+  }
 
-  // One launch bracketed for Nsight Compute (`ncu --profile-from-start off`); a no-op otherwise.
-  CUDA_CHECK(cudaProfilerStart());
-  lab::launch_checked(STEP_NAME, device_in.get(), device_out.get(), rows, cols, stream);
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  CUDA_CHECK(cudaProfilerStop());
+  std::vector<lab::Measurement> results;
+  std::vector<double> ceilings_ms;
+  lab::Verification final_check;
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    const lab::KernelVariant& variant = *variants[v];
+    auto launch = [&] {
+      lab::launch_checked(STEP_NAME, variant.launcher<T>(), device_in.get(), device_out.get(), rows,
+                          cols, stream);
+    };
 
-  // The kernel and its ceiling, the device-to-device copy of the same bytes, timed alternately,
-  // each after an L2 flush.
-  const std::vector<double> kernel_and_copy_ms = lab::median_event_ms(
-      options.reps, stream, [&] { flush_l2(stream); },
-      [&] {
-        lab::launch_checked(STEP_NAME, device_in.get(), device_out.get(), rows, cols, stream);
-      },
-      [&] {
-        CUDA_CHECK(cudaMemcpyAsync(device_out.get(), device_in.get(), bytes,
-                                   cudaMemcpyDeviceToDevice, stream));
-      });
-  const double kernel_ms = kernel_and_copy_ms[0], ceiling_ms = kernel_and_copy_ms[1];
+    // One launch bracketed for Nsight Compute (`ncu --profile-from-start off`); a no-op otherwise.
+    CUDA_CHECK(cudaProfilerStart());
+    launch();
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaProfilerStop());
 
-  // End to end, what a caller with the matrix in host memory pays; its result is verified too.
-  CUDA_CHECK(cudaMemsetAsync(device_out.get(), lab::kPoisonByte, bytes, stream));
-  lab::poison_bytes(host_out.get(), bytes);
-  const double e2e_ms = lab::median_event_ms(
-      std::min(options.reps, lab::kMaxEndToEndReps), stream, [] {},
-      [&] {
-        CUDA_CHECK(
-            cudaMemcpyAsync(device_in.get(), host_in.get(), bytes, cudaMemcpyHostToDevice, stream));
-        lab::launch_checked(STEP_NAME, device_in.get(), device_out.get(), rows, cols, stream);
-        CUDA_CHECK(cudaMemcpyAsync(host_out.get(), device_out.get(), bytes, cudaMemcpyDeviceToHost,
-                                   stream));
-      })[0];
-  const lab::Verification final_check =
-      lab::verify_transpose(host_out.get(), host_in.get(), rows, cols);
-  if (!final_check.ok()) fail_verification("after timing", final_check);
+    // The kernel and its ceiling, the device-to-device copy of the same bytes, timed alternately,
+    // each after an L2 flush.
+    const std::vector<double> kernel_and_copy_ms = lab::median_event_ms(
+        options.reps, stream, [&] { flush_l2(stream); }, launch,
+        [&] {
+          CUDA_CHECK(cudaMemcpyAsync(device_out.get(), device_in.get(), bytes,
+                                     cudaMemcpyDeviceToDevice, stream));
+        });
+    const double kernel_ms = kernel_and_copy_ms[0], ceiling_ms = kernel_and_copy_ms[1];
 
-  lab::Measurement m;
-  m.step = STEP_NAME;
-  m.variant = "kernel";
-  m.device = properties.name;
-  m.dtype = dtype.name;
-  m.elem_bytes = dtype.bytes;
-  m.kind = STEP_KIND;
-  m.rows = rows;
-  m.cols = cols;
-  m.threads = lab::threads_launched(shape);
-  m.launch = lab::describe_launch(shape);
-  m.reps = options.reps;
-  m.median_ms = kernel_ms;
-  m.e2e_ms = e2e_ms;
-  m.verified = true;
-  m.summary = kStepSummary;
-  lab::set_bandwidth(m, ceiling_ms);
+    // End to end, what a caller with the matrix in host memory pays; its result is verified too.
+    CUDA_CHECK(cudaMemsetAsync(device_out.get(), lab::kPoisonByte, bytes, stream));
+    lab::poison_bytes(host_out.get(), bytes);
+    const double e2e_ms = lab::median_event_ms(
+        std::min(options.reps, lab::kMaxEndToEndReps), stream, [] {},
+        [&] {
+          CUDA_CHECK(cudaMemcpyAsync(device_in.get(), host_in.get(), bytes, cudaMemcpyHostToDevice,
+                                     stream));
+          launch();
+          CUDA_CHECK(cudaMemcpyAsync(host_out.get(), device_out.get(), bytes,
+                                     cudaMemcpyDeviceToHost, stream));
+        })[0];
+    final_check = lab::verify_result(operation, host_out.get(), host_in.get(), rows, cols);
+    if (!final_check.ok()) fail_verification(variant, "after timing", final_check);
+
+    lab::Measurement m;
+    m.step = STEP_NAME;
+    m.variant = variant.name;
+    m.device = properties.name;
+    m.dtype = dtype.name;
+    m.elem_bytes = dtype.bytes;
+    m.kind = STEP_KIND;
+    m.rows = rows;
+    m.cols = cols;
+    m.threads = lab::threads_launched(shapes[v]);
+    m.launch = lab::describe_launch(shapes[v]);
+    m.reps = options.reps;
+    m.median_ms = kernel_ms;
+    m.e2e_ms = e2e_ms;
+    m.verified = true;
+    m.summary = variant.summary;
+    lab::set_bandwidth(m, ceiling_ms);
+    results.push_back(m);
+    ceilings_ms.push_back(ceiling_ms);
+  }
 
   lab::print_context(
       std::string(STEP_NAME) + ": " + kStepSummary,
@@ -130,9 +169,12 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
            ", L2 flushed before each",
        "check    first run " + first_check.describe(),
        "         end-to-end run " + final_check.describe()});
-  lab::print_table({lab::table_row(m), lab::ceiling_row(rows, cols, dtype.bytes, ceiling_ms,
-                                                        "cudaMemcpy device to device (ceiling)")});
-  if (!options.csv_path.empty()) lab::append_csv(options.csv_path, {m});
+  std::vector<lab::TableRow> table;
+  for (const lab::Measurement& m : results) table.push_back(lab::table_row(m));
+  table.push_back(lab::ceiling_row(rows, cols, dtype.bytes, lab::median(ceilings_ms),
+                                   "cudaMemcpy device to device (ceiling)"));
+  lab::print_table(table);
+  if (!options.csv_path.empty()) lab::append_csv(options.csv_path, results);
 
   CUDA_CHECK(cudaStreamDestroy(stream));
   return lab::kExitOk;
@@ -141,8 +183,10 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const lab::Options options =
-      lab::parse_options_or_exit(argc, argv, lab::step_cli_spec({}, lab::kDefaultGpuReps));
+  const std::vector<std::string> variants = variant_names();
+  const lab::Options options = lab::parse_options_or_exit(
+      argc, argv,
+      lab::step_cli_spec(variants, lab::kDefaultGpuReps, variants.empty() ? "" : variants[0]));
 
   const std::string no_device = lab::no_cuda_device_reason();
   if (!no_device.empty()) {

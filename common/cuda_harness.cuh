@@ -52,11 +52,11 @@ DeviceArray<T> allocate_device(std::size_t count) {
 }
 
 // Launch and check at once: a bad configuration must not pass as a fast kernel.
-// `program` names the step in the message.
+// `program` names the step in the message; `launch` is one of the step's launchers.
 template <class T>
-LaunchShape launch_checked(const char* program, const T* in, T* out, int rows, int cols,
-                           cudaStream_t stream) {
-  const LaunchShape shape = launch_transpose(in, out, rows, cols, stream);
+LaunchShape launch_checked(const char* program, KernelLauncher<T> launch, const T* in, T* out,
+                           int rows, int cols, cudaStream_t stream) {
+  const LaunchShape shape = launch(in, out, rows, cols, stream);
   const cudaError_t status = cudaGetLastError();
   if (status == cudaErrorInvalidConfiguration) {
     std::fprintf(stderr,
@@ -68,6 +68,13 @@ LaunchShape launch_checked(const char* program, const T* in, T* out, int rows, i
   }
   CUDA_CHECK(status);
   return shape;
+}
+
+// The step's default launcher, launch_transpose.
+template <class T>
+LaunchShape launch_checked(const char* program, const T* in, T* out, int rows, int cols,
+                           cudaStream_t stream) {
+  return launch_checked<T>(program, launch_transpose<T>, in, out, rows, cols, stream);
 }
 
 // Before every timed launch the L2 cache is overwritten (as NVIDIA's nvbench does), so that a

@@ -17,6 +17,53 @@ struct LaunchShape {
 // row-major on the device, out is cols x rows row-major, out[c * rows + r] = in[r * cols + c].
 // Enqueues the work on `stream` and returns at once. A transpose moves bits: the kernels never
 // need to know whether the bytes are a float16 or a uint16.
+// A copy step (STEP_OPERATION := copy in its Makefile) keeps the same launcher and name, with
+// out rows x cols and out[i] = in[i].
 template <class T>
 LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream);
 extern const char* const kStepSummary;
+
+namespace lab {
+
+template <class T>
+using KernelLauncher = LaunchShape (*)(const T* in, T* out, int rows, int cols,
+                                       cudaStream_t stream);
+
+// The name a step with one launcher reports in the CSV's variant column.
+inline constexpr const char* kOneKernelVariant = "kernel";
+
+// A launcher that --variant can pick, instantiated for every element size (LAB_KERNEL_VARIANT).
+struct KernelVariant {
+  const char* name;     // what --variant selects
+  const char* summary;  // what it does, for the table and the CSV
+  KernelLauncher<Bytes1> launch1;
+  KernelLauncher<Bytes2> launch2;
+  KernelLauncher<Bytes4> launch4;
+  KernelLauncher<Bytes8> launch8;
+  KernelLauncher<Bytes16> launch16;
+
+  template <class T>
+  KernelLauncher<T> launcher() const {
+    if constexpr (sizeof(T) == 1) return launch1;
+    if constexpr (sizeof(T) == 2) return launch2;
+    if constexpr (sizeof(T) == 4) return launch4;
+    if constexpr (sizeof(T) == 8) return launch8;
+    if constexpr (sizeof(T) == 16) return launch16;
+  }
+};
+
+}  // namespace lab
+
+// {name, summary, launcher template}: the variant with `launcher` instantiated for every size.
+#define LAB_KERNEL_VARIANT(name, summary, launcher)                                     \
+  lab::KernelVariant {                                                                  \
+    name, summary, launcher<lab::Bytes1>, launcher<lab::Bytes2>, launcher<lab::Bytes4>, \
+        launcher<lab::Bytes8>, launcher<lab::Bytes16>                                   \
+  }
+
+// The launchers --variant chooses from, the first the default. A step with several defines
+// kKernelVariants itself, after `#define STEP_HAS_KERNEL_VARIANTS`, and its first entry must be
+// launch_transpose (what the chapter 2 steps reuse); for every other step common/step_instances.cu
+// defines the one entry {"kernel", kStepSummary, launch_transpose}.
+extern const lab::KernelVariant kKernelVariants[];
+extern const int kKernelVariantCount;

@@ -131,6 +131,27 @@ Verification verify_transpose(const T* out, const T* in, Index rows, Index cols)
   return result;
 }
 
+template <class T>
+Verification verify_copy(const T* out, const T* in, Index rows, Index cols) {
+  Verification result;
+  result.checked = rows * cols;
+  Index wrong = 0, first = result.checked;  // first: the lowest wrong index
+#pragma omp parallel for schedule(static) reduction(+ : wrong) reduction(min : first)
+  for (Index i = 0; i < result.checked; ++i) {
+    if (std::memcmp(out + i, in + i, sizeof(T)) == 0) continue;
+    ++wrong;
+    first = std::min(first, i);
+  }
+  result.wrong = wrong;
+  if (wrong != 0) {
+    result.first_row = first / cols;  // the output is rows x cols, like the input
+    result.first_col = first % cols;
+    result.got = hex(out + first, sizeof(T));
+    result.want = hex(in + first, sizeof(T));
+  }
+  return result;
+}
+
 std::string Verification::describe() const {
   char line[400];
   const std::string over = fills == 1 ? std::string() : " over " + std::to_string(fills) + " fills";
@@ -148,10 +169,11 @@ std::string Verification::describe() const {
   return line;
 }
 
-#define LAB_INSTANTIATE(T)                                          \
-  template T fill_value<T>(const Dtype&, int, Index);               \
-  template void fill_input<T>(T*, Index, Index, const Dtype&, int); \
-  template Verification verify_transpose<T>(const T*, const T*, Index, Index);
+#define LAB_INSTANTIATE(T)                                                     \
+  template T fill_value<T>(const Dtype&, int, Index);                          \
+  template void fill_input<T>(T*, Index, Index, const Dtype&, int);            \
+  template Verification verify_transpose<T>(const T*, const T*, Index, Index); \
+  template Verification verify_copy<T>(const T*, const T*, Index, Index);
 LAB_INSTANTIATE(Bytes1)
 LAB_INSTANTIATE(Bytes2)
 LAB_INSTANTIATE(Bytes4)

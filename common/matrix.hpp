@@ -1,6 +1,8 @@
 // The problem itself: the input fills and the exact verifier, for every element type.
 // Layout everywhere: input row-major rows x cols, output row-major cols x rows,
 // out[c * rows + r] = in[r * cols + c]. Sizes are 64-bit: rows * cols may exceed 2^31.
+// A copy step (CUDA.copy, the reference a transpose is measured against) is verified as a copy:
+// out is rows x cols, out[i] = in[i].
 //
 // How a misplaced element is always caught. One fill gives element i a value that depends on i,
 // but a type has only so many values: uint8 has 256, so with one fill the elements 256 apart are
@@ -41,10 +43,14 @@ void fill_input(T* in, Index rows, Index cols, const Dtype& type, int fill);  //
 // 0xFF bytes: a NaN (or 255) that no fill value equals.
 void poison_bytes(void* data, std::size_t bytes);  // parallel
 
+// What a step computes: its Makefile says (STEP_OPERATION, default transpose).
+enum class Operation { kTranspose, kCopy };
+
 struct Verification {
   Index checked = 0;
   Index wrong = 0;
-  Index first_row = -1;  // position of the first wrong element in the OUTPUT (cols x rows)
+  Index first_row = -1;  // position of the first wrong element in the OUTPUT (cols x rows for a
+                         // transpose, rows x cols for a copy)
   Index first_col = -1;
   std::string got, want;  // their bits, in hex
   int fill = 0, fills = 1;
@@ -56,19 +62,29 @@ struct Verification {
 template <class T>
 Verification verify_transpose(const T* out, const T* in, Index rows, Index cols);
 
+// Bitwise: every out[i] against in[i] (out is rows x cols, like in).
+template <class T>
+Verification verify_copy(const T* out, const T* in, Index rows, Index cols);
+
+template <class T>
+Verification verify_result(Operation operation, const T* out, const T* in, Index rows, Index cols) {
+  return operation == Operation::kCopy ? verify_copy(out, in, rows, cols)
+                                       : verify_transpose(out, in, rows, cols);
+}
+
 // Correct first: for each fill (the last one filled is fill 0, the one the timing then uses),
-// fills `in`, poisons `out`, calls produce() to transpose in into out, and verifies out. Stops at
-// the first failing fill. produce() owns any device copies.
+// fills `in`, poisons `out`, calls produce() to transpose (or copy) in into out, and verifies out.
+// Stops at the first failing fill. produce() owns any device copies.
 template <class T, class Produce>
 Verification verify_every_fill(const Dtype& type, T* in, T* out, Index rows, Index cols,
-                               Produce&& produce) {
+                               Produce&& produce, Operation operation = Operation::kTranspose) {
   const int fills = fills_needed(type, rows * cols);
   Verification check;
   for (int fill = fills - 1; fill >= 0; --fill) {
     fill_input(in, rows, cols, type, fill);
     poison_bytes(out, matrix_bytes(rows, cols, sizeof(T)));
     produce();
-    check = verify_transpose(out, in, rows, cols);
+    check = verify_result(operation, out, in, rows, cols);
     check.fill = fill;
     check.fills = fills;
     if (!check.ok()) break;

@@ -3,6 +3,8 @@
 #   STEP_KIND := kernel          cpu | kernel | host_pipeline | distributed: which driver owns main()
 #   STEP_DTYPES := float32 ...   optional: the element types it supports (default: every one)
 #   STEP_LDLIBS := -lcublas      optional: libraries it links
+#   STEP_OPERATION := copy       optional, kernel steps: what the driver verifies (default
+#                                transpose; copy: out == in, rows x cols, for the copy reference)
 #   include ../common/step.mk
 # `make` in a step builds ./transpose; `make diff` shows what it changed against the step before.
 
@@ -22,9 +24,19 @@ OPENMP_FLAGS := -fopenmp
 ifneq ($(filter-out $(ALL_DTYPES),$(STEP_DTYPES)),)
   $(error $(STEP_NAME): unknown STEP_DTYPES '$(filter-out $(ALL_DTYPES),$(STEP_DTYPES))')
 endif
+STEP_OPERATION ?= transpose
+ifeq ($(filter transpose copy,$(STEP_OPERATION)),)
+  $(error $(STEP_NAME): unknown STEP_OPERATION '$(STEP_OPERATION)' (transpose or copy))
+endif
+ifeq ($(STEP_OPERATION),copy)
+  ifneq ($(STEP_KIND),kernel)
+    $(error $(STEP_NAME): STEP_OPERATION := copy needs STEP_KIND := kernel (its driver verifies copies))
+  endif
+endif
 # The list reaches the program only when it is not every type (empty: every type).
 STEP_DEFINES := -DSTEP_NAME='"$(STEP_NAME)"' -DSTEP_KIND='"$(STEP_KIND)"' \
-  -DSTEP_DTYPES='"$(if $(filter-out $(STEP_DTYPES),$(ALL_DTYPES)),$(STEP_DTYPES))"'
+  -DSTEP_DTYPES='"$(if $(filter-out $(STEP_DTYPES),$(ALL_DTYPES)),$(STEP_DTYPES))"' \
+  -DSTEP_OPERATION='"$(STEP_OPERATION)"'
 
 # The harness: written once in common/, linked into every step.
 HOST_SOURCES := cli.cpp dtype.cpp matrix.cpp host_memory.cpp report.cpp

@@ -1,6 +1,7 @@
 // What a step's Makefile declares, passed in by common/step.mk as macros: its name (the folder),
-// its kind (cpu, kernel, host_pipeline, distributed) and the element types it supports.
-// Included by the drivers, which own main().
+// its kind (cpu, kernel, host_pipeline, distributed), the element types it supports and its
+// operation (transpose, or copy for the copy reference row). Included by the drivers, which own
+// main().
 #pragma once
 
 #include <string>
@@ -8,15 +9,27 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "matrix.hpp"
 
-#if !defined(STEP_NAME) || !defined(STEP_KIND) || !defined(STEP_DTYPES)
-#error "STEP_NAME, STEP_KIND and STEP_DTYPES are defined by common/step.mk"
+#if !defined(STEP_NAME) || !defined(STEP_KIND) || !defined(STEP_DTYPES) || !defined(STEP_OPERATION)
+#error "STEP_NAME, STEP_KIND, STEP_DTYPES and STEP_OPERATION are defined by common/step.mk"
 #endif
 
 namespace lab {
 
-inline CliSpec step_cli_spec(std::vector<std::string> variants, int default_reps) {
-  return {std::string(STEP_NAME) + "/transpose", std::move(variants), default_reps, STEP_DTYPES};
+// step.mk lets only "transpose" and "copy" through.
+inline Operation step_operation() {
+  return std::string(STEP_OPERATION) == "copy" ? Operation::kCopy : Operation::kTranspose;
+}
+
+// default_variant: what runs without --variant (empty: every variant).
+inline CliSpec step_cli_spec(std::vector<std::string> variants, int default_reps,
+                             std::string default_variant = "") {
+  CliSpec spec{std::string(STEP_NAME) + "/transpose", std::move(variants), default_reps,
+               STEP_DTYPES, std::move(default_variant)};
+  if (step_operation() == Operation::kCopy) spec.action = "Copies";
+  spec.openmp = std::string(STEP_KIND) == "cpu";
+  return spec;
 }
 
 }  // namespace lab

@@ -1,7 +1,16 @@
 // A kernel step's transpose.cu, compiled once for each element size: its launcher is a template
-// over the storage type, and the harness (common/cuda_driver.cu) calls the one the --dtype needs.
+// over the storage type, and the harness (common/cuda_driver.cu) calls the one the --dtype needs
+// (and the --variant, where the step has several launchers).
 #include "cuda_step.cuh"
 #include "transpose.cu"  // the step's own file: common/step.mk compiles this in the step's folder
+
+#include <iterator>
+
+#ifndef STEP_HAS_KERNEL_VARIANTS
+const lab::KernelVariant kKernelVariants[] = {
+    LAB_KERNEL_VARIANT(lab::kOneKernelVariant, kStepSummary, launch_transpose)};
+#endif
+const int kKernelVariantCount = static_cast<int>(std::size(kKernelVariants));
 
 #define LAB_INSTANTIATE_LAUNCHER(T) \
   template LaunchShape launch_transpose<T>(const T*, T*, int, int, cudaStream_t);

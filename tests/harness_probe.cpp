@@ -1,16 +1,19 @@
 // A small front end to common/ so the Python tests can check the harness itself:
 //   harness_probe verify DTYPE ROWS COLS [PLANT]
+//   harness_probe verify-copy DTYPE ROWS COLS [PLANT]
 //   harness_probe fill-distinct DTYPE START COUNT
 //   harness_probe fills DTYPE COUNT
 //   harness_probe csv-header
 //   harness_probe copies
 // verify runs the multi-fill verification (common/matrix.hpp) on a transpose made straight from
-// the definition, into which PLANT puts one fault at output row R, col C, the same in every fill
-// (as a buggy kernel would):
+// the definition (verify-copy: the copy verifier on a copy), into which PLANT puts one fault at
+// output row R, col C, the same in every fill (as a buggy kernel would):
 //   --wrong R C         the input element one after the right one
 //   --shift R C DELTA   the input element DELTA positions (row-major input index) after it
 //   --swap R C R2 C2    output elements (R, C) and (R2, C2) swapped
 //   --unwritten R C     left poisoned
+//   --other-operation   the whole output made by the other operation (a copy for verify, a
+//                       transpose for verify-copy): what a step with the wrong STEP_OPERATION does
 // It prints the verdict; exit 0 when it passes, 1 when it reports a mismatch.
 #include <cstdio>
 #include <cstdlib>
@@ -31,13 +34,14 @@ namespace {
 using lab::Index;
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: harness_probe verify DTYPE ROWS COLS [--wrong R C | --shift R C DELTA |\n"
-               "                                             --swap R C R2 C2 | --unwritten R C]\n"
-               "       harness_probe fill-distinct DTYPE START COUNT\n"
-               "       harness_probe fills DTYPE COUNT\n"
-               "       harness_probe csv-header\n"
-               "       harness_probe copies\n");
+  std::fprintf(
+      stderr,
+      "usage: harness_probe verify|verify-copy DTYPE ROWS COLS [--wrong R C |\n"
+      "           --shift R C DELTA | --swap R C R2 C2 | --unwritten R C | --other-operation]\n"
+      "       harness_probe fill-distinct DTYPE START COUNT\n"
+      "       harness_probe fills DTYPE COUNT\n"
+      "       harness_probe csv-header\n"
+      "       harness_probe copies\n");
   return lab::kExitUsage;
 }
 
@@ -48,23 +52,35 @@ const lab::Dtype* dtype_or_null(const char* name) {
 }
 
 template <class T>
-int verify(const lab::Dtype& type, Index rows, Index cols, int argc, char** argv) {
+int verify(lab::Operation operation, const lab::Dtype& type, Index rows, Index cols, int argc,
+           char** argv) {
   auto in = lab::allocate_host<T>(rows * cols, "input");
   auto out = lab::allocate_host<T>(rows * cols, "output");
   const std::string plant = argc > 0 ? argv[0] : "";
   auto arg = [&](int i) { return i < argc ? std::atoll(argv[i]) : 0; };
-  const Index row = arg(1), col = arg(2);  // in the output: cols x rows
-  const lab::Verification check =
-      lab::verify_every_fill(type, in.get(), out.get(), rows, cols, [&] {
+  const Index row = arg(1), col = arg(2);  // in the output: cols x rows, or rows x cols for a copy
+  const bool transpose =
+      (operation == lab::Operation::kTranspose) != (plant == "--other-operation");
+  const Index out_cols = transpose ? rows : cols;
+  auto output_index = [&](Index r, Index c) { return r * out_cols + c; };
+  const Index source = transpose ? col * cols + row : output_index(row, col);  // of out(row, col)
+  const lab::Verification check = lab::verify_every_fill(
+      type, in.get(), out.get(), rows, cols,
+      [&] {
+        if (transpose) {
 #pragma omp parallel for schedule(static)
-        for (Index c = 0; c < cols; ++c)
-          for (Index r = 0; r < rows; ++r) out[c * rows + r] = in[r * cols + c];
-        const Index source = col * cols + row;  // where out(row, col) comes from
-        if (plant == "--wrong") out[row * rows + col] = in[source + 1];
-        if (plant == "--shift") out[row * rows + col] = in[source + arg(3)];
-        if (plant == "--swap") std::swap(out[row * rows + col], out[arg(3) * rows + arg(4)]);
-        if (plant == "--unwritten") lab::poison_bytes(&out[row * rows + col], sizeof(T));
-      });
+          for (Index c = 0; c < cols; ++c)
+            for (Index r = 0; r < rows; ++r) out[c * rows + r] = in[r * cols + c];
+        } else {
+          std::memcpy(out.get(), in.get(), lab::matrix_bytes(rows, cols, sizeof(T)));
+        }
+        const Index o = output_index(row, col);
+        if (plant == "--wrong") out[o] = in[source + 1];
+        if (plant == "--shift") out[o] = in[source + arg(3)];
+        if (plant == "--swap") std::swap(out[o], out[output_index(arg(3), arg(4))]);
+        if (plant == "--unwritten") lab::poison_bytes(&out[o], sizeof(T));
+      },
+      operation);
   std::printf("%s\n", check.describe().c_str());
   return check.ok() ? lab::kExitOk : lab::kExitFailed;
 }
@@ -163,7 +179,10 @@ int main(int argc, char** argv) {
   const Index a = std::atoll(argv[3]), b = std::atoll(argv[4]);
   return lab::with_storage_type(type->bytes, [&](auto element) {
     using T = decltype(element);
-    if (command == "verify") return verify<T>(*type, a, b, argc - 5, argv + 5);
+    if (command == "verify")
+      return verify<T>(lab::Operation::kTranspose, *type, a, b, argc - 5, argv + 5);
+    if (command == "verify-copy")
+      return verify<T>(lab::Operation::kCopy, *type, a, b, argc - 5, argv + 5);
     if (command == "fill-distinct" && argc == 5) return fill_distinct<T>(*type, a, b);
     return usage();
   });

@@ -3,7 +3,7 @@ result; --help prints usage and exits 0. Every step shares the parser, so every 
 checked (the CUDA ones too: parsing comes before looking for a device)."""
 import pytest
 
-from conftest import CPU_STEPS, CUDA_STEPS, DTYPES, EXIT_USAGE, binary, run
+from conftest import CPU_STEPS, CUDA_STEPS, DTYPES, EXIT_SKIPPED, EXIT_USAGE, binary, run
 
 BAD_ARGUMENTS = [
     ["abc"], ["12x"], ["0"], ["-5"], ["64", "0"], ["64", "-1"], ["1e3"], ["64", "64", "64"],
@@ -52,3 +52,53 @@ def test_unknown_dtype_lists_the_names(step):
     first = done.stderr.splitlines()[0]
     assert "unknown --dtype 'int4'" in first
     assert all(name in first for name in DTYPES)
+
+
+# --- Kernel steps with variants (CUDA.v2) and the copy reference row (CUDA.copy).
+
+V2_VARIANTS = ["read-coalesced", "write-coalesced"]
+
+
+def needs_built(step):
+    if not binary(step).exists():
+        pytest.skip(f"{step} is not built (no nvcc?)")
+
+
+def test_v2_lists_its_variants_the_default_first():
+    needs_built("CUDA.v2")
+    done = run("CUDA.v2", "--list-variants")
+    assert done.returncode == 0 and done.stdout.split() == V2_VARIANTS
+    usage = run("CUDA.v2", "--help").stdout
+    assert f"default {V2_VARIANTS[0]}" in usage and "--variant" in usage
+
+
+@pytest.mark.parametrize("step", ["CUDA.v1", "CUDA.copy"])
+def test_a_kernel_step_without_variants_lists_none_and_refuses_variant(step):
+    needs_built(step)
+    done = run(step, "--list-variants")
+    assert done.returncode == 0 and done.stdout == ""
+    refused = run(step, 8, "--variant", "read-coalesced")
+    assert refused.returncode == EXIT_USAGE and "unknown option '--variant'" in refused.stderr
+
+
+def test_an_unknown_v2_variant_exits_2_naming_the_variants_before_looking_for_a_gpu():
+    needs_built("CUDA.v2")
+    done = run("CUDA.v2", 64, "--variant", "fastest")
+    assert done.returncode == EXIT_USAGE, done.stderr  # not 77: no device was looked for
+    first = done.stderr.splitlines()[0]
+    assert "unknown variant 'fastest'" in first
+    assert all(name in first for name in V2_VARIANTS)
+    assert "skipped" not in done.stderr and done.stdout == ""
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_the_copy_step_takes_every_dtype(dtype):
+    needs_built("CUDA.copy")
+    done = run("CUDA.copy", 33, 17, "--dtype", dtype, "--reps", 1)
+    assert done.returncode in (0, EXIT_SKIPPED), done.stderr
+    assert "does not support" not in done.stderr
+
+
+def test_the_copy_step_says_it_copies():
+    needs_built("CUDA.copy")
+    assert "Copies a ROWS x COLS matrix" in run("CUDA.copy", "--help").stdout

@@ -100,3 +100,59 @@ def test_without_a_gpu_the_step_says_so_in_one_line_and_exits_77(step):
     assert done.returncode == EXIT_SKIPPED
     assert done.stdout == ""
     assert len(done.stderr.strip().splitlines()) == 1 and "skipped: no CUDA device" in done.stderr
+
+
+# --- A kernel step with several launchers (CUDA.v2) and the copy reference row (CUDA.copy).
+
+V2_VARIANTS = ["read-coalesced", "write-coalesced"]
+
+
+@pytest.mark.parametrize("variant", V2_VARIANTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rows,cols", ODD_SHAPES, ids=lambda v: str(v))
+def test_each_v2_variant_is_exact_and_named_in_the_csv(variant, dtype, rows, cols, needs_gpu,
+                                                       tmp_path):
+    csv_path = tmp_path / "out.csv"
+    done = run("CUDA.v2", rows, cols, "--variant", variant, "--dtype", dtype, "--reps", 2,
+               "--csv", csv_path)
+    assert done.returncode == 0, done.stderr
+    (row,) = read_rows(csv_path)
+    assert (row["variant"], row["verified"], row["dtype"]) == (variant, "yes", dtype)
+    assert (int(row["rows"]), int(row["cols"])) == (rows, cols)
+
+
+def test_v2_runs_its_default_alone_and_every_variant_with_all(needs_gpu, tmp_path):
+    csv_path = tmp_path / "out.csv"
+    assert run("CUDA.v2", 37, 41, "--reps", 2, "--csv", csv_path).returncode == 0
+    assert [row["variant"] for row in read_rows(csv_path)] == V2_VARIANTS[:1]
+    done = run("CUDA.v2", 37, 41, "--variant", "all", "--reps", 2, "--csv", csv_path)
+    assert done.returncode == 0, done.stderr
+    assert [row["variant"] for row in read_rows(csv_path)] == V2_VARIANTS[:1] + V2_VARIANTS
+    summaries = {row["variant"]: row["summary"] for row in read_rows(csv_path)}
+    assert summaries["read-coalesced"] != summaries["write-coalesced"]
+
+
+def test_steps_without_variants_still_report_kernel(needs_gpu, tmp_path):
+    csv_path = tmp_path / "out.csv"
+    assert run("CUDA.v3", 37, 41, "--reps", 2, "--csv", csv_path).returncode == 0
+    assert [row["variant"] for row in read_rows(csv_path)] == ["kernel"]
+
+
+def test_the_copy_step_is_declared_a_copy_and_the_others_transpose():
+    assert step_variable("CUDA.copy", "STEP_OPERATION") == ["copy"]
+    assert step_variable("CUDA.copy", "STEP_KIND") == ["kernel"]
+    for step in CUDA_STEPS:
+        if step != "CUDA.copy":
+            assert step_variable(step, "STEP_OPERATION") == ["transpose"], step
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rows,cols", ODD_SHAPES + [(1, 1)], ids=lambda v: str(v))
+def test_the_copy_step_is_verified_as_a_copy(dtype, rows, cols, needs_gpu, tmp_path):
+    csv_path = tmp_path / "out.csv"
+    done = run("CUDA.copy", rows, cols, "--dtype", dtype, "--reps", 2, "--csv", csv_path)
+    assert done.returncode == 0, done.stderr
+    assert f"verified: all {rows * cols} elements bitwise equal" in done.stdout
+    (row,) = read_rows(csv_path)
+    assert (row["step"], row["variant"], row["verified"]) == ("CUDA.copy", "kernel", "yes")
+    assert row["summary"].startswith("reference:")  # how the tables tell a reference row

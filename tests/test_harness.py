@@ -98,3 +98,38 @@ def test_streaming_and_plain_copies_are_exact_at_every_alignment(threads):
     done = probe("copies", env={"OMP_NUM_THREADS": str(threads)})
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip() == f"{2 * 2 * 16 * 71} copies exact"
+
+
+# The copy reference row (CUDA.copy) is verified as a copy. A copy and a transpose of a matrix
+# that is neither 1 x N nor N x 1 differ almost everywhere: each verifier must reject the other's
+# output, or a step with the wrong STEP_OPERATION would pass.
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_copy_verifier_passes_a_copy_and_rejects_a_transpose(dtype):
+    assert probe("verify-copy", dtype, 33, 17).returncode == 0
+    done = probe("verify-copy", dtype, 33, 17, "--other-operation")
+    assert done.returncode == 1 and "verification FAILED" in done.stdout
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_transpose_verifier_rejects_a_copy(dtype):
+    done = probe("verify", dtype, 33, 17, "--other-operation")
+    assert done.returncode == 1 and "verification FAILED" in done.stdout
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float16", "float32", "complex128"])
+def test_copy_verifier_catches_one_wrong_element_at_its_output_position(dtype):
+    done = probe("verify-copy", dtype, 33, 17, "--wrong", 20, 9)  # output is 33 x 17
+    assert done.returncode == 1
+    assert "1 of 561 elements wrong; first at output row 20, col 9" in done.stdout
+
+
+def test_copy_verifier_catches_two_equal_bytes_swapped_by_the_other_fill():
+    # Elements 0 and 256 of a uint8 copy hold the same byte in fill 0; fill 1 tells them apart.
+    done = probe("verify-copy", "uint8", 2, 300, "--swap", 0, 0, 0, 256)
+    assert done.returncode == 1 and "2 of 600 elements wrong" in done.stdout
+
+
+def test_copy_verifier_catches_an_unwritten_element():
+    done = probe("verify-copy", "bfloat16", 33, 17, "--unwritten", 32, 16)
+    assert done.returncode == 1 and "first at output row 32, col 16" in done.stdout

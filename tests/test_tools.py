@@ -323,3 +323,89 @@ def test_run_all_shows_the_other_kinds_in_their_own_section(tmp_path):
                                                              ("CUDA.multi", "distributed")}
     assert table_cells(other_section, "CUDA.pipe")[:2] == ["host_pipeline", "kernel"]
     assert "60.0%" in other_section and "85.0%" in other_section
+
+
+# --- Reference rows (CUDA.copy, the libraries) and kernel steps with variants.
+
+REFERENCE_STEPS = subprocess.run(["make", "-s", "--no-print-directory", "-C", str(ROOT),
+                                  "print-REFERENCE_STEPS"], capture_output=True, text=True,
+                                 check=True).stdout.split()
+
+
+def test_the_copy_kernel_is_the_first_reference_row_and_bench_keeps_cublas():
+    assert REFERENCE_STEPS[0] == "CUDA.copy" and "CUDA.cublas" in REFERENCE_STEPS
+    bench = make("--dry-run", "bench")
+    assert bench.returncode == 0, bench.stderr
+    assert "bench --steps CUDA.cublas " in bench.stdout
+
+
+@pytest.mark.parametrize("step", REFERENCE_STEPS)
+def test_make_diff_of_a_reference_step_says_it_has_no_previous_step(step):
+    done = make("diff", f"STEP={step}")
+    assert done.returncode != 0 and done.stdout == ""
+    assert f"{step} is a reference step" in done.stderr and "no previous step" in done.stderr
+
+
+def test_make_diff_offers_only_the_progression_and_never_diffs_against_a_reference():
+    usage = make("diff", "STEP=CUDA.v99").stderr
+    assert not any(step in usage for step in REFERENCE_STEPS)
+    done = make("diff", "STEP=CUDA.v1")
+    assert done.returncode == 0 and done.stdout.splitlines()[0] == "# CUDA.v1 against CPU.omp"
+
+
+def result_row(step, ms, variant="kernel", kind="kernel", summary="a step"):
+    return {"step": step, "variant": variant, "kind": kind, "dtype": "float32", "summary": summary,
+            "launch": "grid", "median_ms": ms, "gbps": 1.0, "pct_of_ceiling": 1.0, "e2e_ms": None,
+            "verified": True}
+
+
+def test_a_reference_row_is_compared_with_the_last_step_and_never_becomes_the_previous_one():
+    from transpose_lab.report_tables import progression_table
+    rows = [result_row("CPU", 8.0, "blocked", kind="cpu"), result_row("S1", 2.0),
+            result_row("S2", 1.0, "read-coalesced", summary="reads coalesced"),
+            result_row("S2", 0.5, "write-coalesced", summary="writes coalesced"),
+            result_row("COPY", 0.25, summary="reference: the copy kernel"),
+            result_row("LIB", 1.0, summary="reference: a library")]
+    _, lines = progression_table(rows, ["CPU", "S1", "S2", "COPY", "LIB"])
+    by_name = {line[0]: line for line in lines}
+    assert by_name["S2 write-coalesced"][1] == "writes coalesced"  # a kernel variant's summary
+    assert by_name["CPU blocked"][1] == "grid"  # a CPU variant's split of the work
+    assert by_name["COPY"][6] == "2.00x"  # against S2 write-coalesced, the last step's last row
+    assert by_name["LIB"][6] == "0.50x"  # against the same row, not against COPY
+
+
+FAKE_STEP_WITH_VARIANTS = """#!{python}
+import sys
+args = sys.argv[1:]
+if "--list-variants" in args:
+    print("first\\nsecond")
+    sys.exit(0)
+every = "--variant" in args and args[args.index("--variant") + 1] == "all"
+csv_path = args[args.index("--csv") + 1]
+import os
+new = not os.path.exists(csv_path)
+with open(csv_path, "a") as out:
+    if new:
+        out.write(",".join({columns!r}) + "\\n")
+    for variant in (["first", "second"] if every else ["first"]):
+        out.write(",".join(map(str, ["CUDA.var", variant, "fake device", "float32", 4, "kernel",
+            16, 16, 1, "fake", 3, 1.0, 1.0, 2.0, 50.0, "", "yes", "a fake " + variant])) + "\\n")
+"""
+
+
+def test_run_all_runs_every_variant_of_a_step_that_lists_them(tmp_path):
+    root = tmp_path / "lab"
+    fake_step(root, "CUDA.k", pct=90)
+    (root / "CUDA.var").mkdir()
+    program = root / "CUDA.var" / "transpose"
+    program.write_text(FAKE_STEP_WITH_VARIANTS.format(python=sys.executable, columns=COLUMNS))
+    program.chmod(0o755)
+    csv_path = tmp_path / "run_all.csv"
+    done = runner("run-all", "--steps", "CUDA.k", "CUDA.var", "--rows", 16, "--cols", 16,
+                  "--csv", csv_path, "--root", root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [(row["step"], row["variant"]) for row in read_results(csv_path)] == [
+        ("CUDA.k", "kernel"), ("CUDA.var", "first"), ("CUDA.var", "second")]
+    log = csv_path.with_suffix(".log").read_text()
+    assert "CUDA.var/transpose 16 16 --dtype float32 --variant all" in log
+    assert "CUDA.k/transpose 16 16 --dtype float32 --csv" in log  # no variants: no --variant

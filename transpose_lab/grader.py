@@ -15,6 +15,8 @@ What is graded, in order, one PASS/FAIL line per check and a summary line at the
                this step on this GPU model, from docs/expected/<gpu-slug>.csv; below the range
                fails, above it passes with a note. Another GPU (no file for it): the figure is
                shown, no verdict. CPU steps: shown, no verdict (it depends on the machine).
+A step with variants (the names its program prints for --list-variants) is graded with
+--variant all: every variant is verified, and each gets its own speed line.
 Exit 0 when every check passed, 1 when one failed, 2 for a bad command line, 77 without a GPU for
 a CUDA step (one line: skipped). SKIP and INFO lines are neither pass nor fail.
 
@@ -193,9 +195,17 @@ def find_sanitizer():
 
 # --- The checks.
 
-def correctness(program, shape, dtype, timeout=TIMEOUT_S):
+def variant_arguments(program):
+    """['--variant', 'all'] for a program with variants (an exercise may leave any of them
+    unsolved), else nothing."""
+    done = run_program([str(program), "--list-variants"], TIMEOUT_S)
+    return ["--variant", "all"] if done.returncode == EXIT_OK and done.output.split() else []
+
+
+def correctness(program, shape, dtype, timeout=TIMEOUT_S, extra=()):
     name = f"{shape_name(shape)} {dtype}"
-    done = run_program([str(program), *map(str, shape), "--dtype", dtype, "--reps", "1"], timeout)
+    done = run_program([str(program), *map(str, shape), "--dtype", dtype, "--reps", "1", *extra],
+                       timeout)
     if done.returncode is None:
         return Check("FAIL", "correctness", name, f"did not finish in {timeout} s (a hang?)")
     if done.returncode == EXIT_OK:
@@ -209,10 +219,10 @@ def correctness(program, shape, dtype, timeout=TIMEOUT_S):
                  f"exit {done.returncode}: {last_line(done.stderr) or last_line(done.output)}")
 
 
-def sanitizer(tool_path, tool, program, shape):
+def sanitizer(tool_path, tool, program, shape, extra=()):
     name = f"{tool} {shape_name(shape)} float32"
     command = [tool_path, "--tool", tool, "--error-exitcode", str(SANITIZER_ERROR_EXIT),
-               "--print-limit", "20", str(program), *map(str, shape), "--reps", "1"]
+               "--print-limit", "20", str(program), *map(str, shape), "--reps", "1", *extra]
     done = run_program(command, TIMEOUT_S)
     if done.returncode is None:
         return Check("FAIL", "sanitizer", name, f"did not finish in {TIMEOUT_S} s")
@@ -253,6 +263,8 @@ def speed_verdict(step, row, expected_dir=EXPECTED_DIR):
         return Check("INFO", "speed", f"{name} {row['variant']}",
                      f"{pct:.1f}% of the OpenMP copy ({row['threads']} threads on {device}); "
                      "no verdict: CPU figures depend on the machine")
+    if row["variant"] != "kernel":  # a kernel step with variants: one line each
+        name += f" {row['variant']}"
     path = Path(expected_dir) / f"{gpu_slug(device)}.csv"
     if not path.is_file():
         shown = os.path.relpath(path, ROOT) if str(path).startswith(str(ROOT)) else str(path)
@@ -271,11 +283,11 @@ def speed_verdict(step, row, expected_dir=EXPECTED_DIR):
     return Check("PASS", "speed", name, f"{pct:.1f}% of the copy, {where}{note}")
 
 
-def speed(step, program, kind, expected_dir=EXPECTED_DIR):
+def speed(step, program, kind, expected_dir=EXPECTED_DIR, extra=()):
     with tempfile.TemporaryDirectory() as scratch:
         csv_path = Path(scratch) / "speed.csv"
         done = run_program([str(program), *map(str, SPEED_SHAPE), "--dtype", SPEED_DTYPE,
-                            "--csv", str(csv_path)], TIMEOUT_S)
+                            "--csv", str(csv_path), *extra], TIMEOUT_S)
         name = f"{shape_name(SPEED_SHAPE)} {SPEED_DTYPE}"
         if done.returncode is None:
             return [Check("FAIL", "speed", name, f"did not finish in {TIMEOUT_S} s")]
@@ -310,16 +322,17 @@ def grade(step, source_from=None, quick=False, cuda_arch=None, keep=False, out=p
                     " (it builds; nothing is graded without a GPU)")
                 return EXIT_SKIPPED, checks
         record(built)
+        every_variant = variant_arguments(program)
         for shape in SHAPES:
-            record(correctness(program, shape, SPEED_DTYPE))
+            record(correctness(program, shape, SPEED_DTYPE, extra=every_variant))
         for dtype in dtypes:
             if dtype != SPEED_DTYPE:
-                record(correctness(program, DTYPE_SHAPE, dtype))
+                record(correctness(program, DTYPE_SHAPE, dtype, extra=every_variant))
         large = f"{shape_name(LARGE_SHAPE)} {SPEED_DTYPE}"
         if quick:
             record(Check("SKIP", "correctness", large, "past 2^31 elements: left out (--quick)"))
         else:
-            record(correctness(program, LARGE_SHAPE, SPEED_DTYPE, LARGE_TIMEOUT_S))
+            record(correctness(program, LARGE_SHAPE, SPEED_DTYPE, LARGE_TIMEOUT_S, every_variant))
         if kind not in CPU_KINDS:
             tool_path = find_sanitizer()
             if tool_path is None:
@@ -327,12 +340,12 @@ def grade(step, source_from=None, quick=False, cuda_arch=None, keep=False, out=p
             else:
                 for tool in SANITIZER_TOOLS:
                     for shape in SANITIZER_SHAPES:
-                        record(sanitizer(tool_path, tool, program, shape))
+                        record(sanitizer(tool_path, tool, program, shape, every_variant))
         if any(c.verdict == "FAIL" and c.category == "correctness" for c in checks):
             record(Check("SKIP", "speed", shape_name(SPEED_SHAPE),
                          "not measured: a correctness check failed"))
         else:
-            for check in speed(step, program, kind):
+            for check in speed(step, program, kind, extra=every_variant):
                 record(check)
         return finish(step, label, checks, out)
     finally:

@@ -3,6 +3,7 @@
 Each step's line is its best variant at each size (for CPU.omp: naive or blocked, whichever was
 faster there). The dashed lines are the copy ceilings measured in the same runs: cudaMemcpy
 device-to-device for the GPU, an OpenMP copy for the CPU (median over the runs at each size).
+The reference rows (the copy kernel, the libraries) are dotted lines: yardsticks, not steps.
 """
 
 import sys
@@ -12,8 +13,8 @@ from .plot_style import (CEILING_COLOR, CPU_COLOR, devices_line, matrix_size_axi
                          step_markers)
 from .results_csv import (DTYPES, best_per_step_and_size, choose_dtype, cpu_steps,
                           cpu_threads_label, is_cpu, is_gpu, matrix_mib, median_ceiling_per_size,
-                          NothingToPlot, of_dtype, only_device, read_results, run_plot, shape,
-                          steps_in_order, usable_rows)
+                          NothingToPlot, of_dtype, only_device, read_results, reference_steps,
+                          run_plot, shape, steps_in_order, usable_rows)
 
 
 def plot_ceiling(axis, rows, elem_bytes, color, label):
@@ -40,6 +41,7 @@ def draw(csv_path, out, wanted_dtype=None):
     on_cpu = set(cpu_steps(rows))
     colors = step_colors(rows)
     markers = step_markers(steps)
+    references = set(reference_steps(rows))
     best = best_per_step_and_size(rows)
     figure, axis = new_figure(width=11.0, height=6.0)
     for step in steps:
@@ -48,9 +50,12 @@ def draw(csv_path, out, wanted_dtype=None):
         label = step
         if step in on_cpu:
             label += f" (best variant at each size, {cpu_threads_label(cpu_rows)})"
+        if step in references:
+            label += " (reference)"
         axis.plot([matrix_mib(*shape(row), elem_bytes) for row in points],
-                  [row["gbps"] for row in points],
-                  marker=markers[step], linewidth=2, color=colors[step], label=label, zorder=2)
+                  [row["gbps"] for row in points], marker=markers[step], linewidth=2,
+                  linestyle=":" if step in references else "-", color=colors[step], label=label,
+                  zorder=2)
     if gpu_rows:
         plot_ceiling(axis, gpu_rows, elem_bytes, CEILING_COLOR,
                      "GPU copy ceiling (cudaMemcpy D2D)")

@@ -2,7 +2,9 @@
 
 One bar per step in the order the runner wrote them (a CPU step shows its best variant), on a log
 axis; each bar is labelled with its effective bandwidth and its % of the copy ceiling measured in
-the same run, and a short dash over each bar marks that ceiling.
+the same run, and a short dash over each bar marks that ceiling. The reference rows (the copy
+kernel, the libraries) come after the progression, hatched, past a dotted line: yardsticks, not
+steps.
 """
 
 import sys
@@ -14,9 +16,11 @@ from .plot_style import (CEILING_COLOR, devices_line, new_figure, plain_log_axis
                          save, set_titles, step_colors)
 from .results_csv import (at_size, best_row, choose_dtype, choose_size, cpu_threads_label,
                           is_cpu, is_gpu, NothingToPlot, of_dtype, only_device, read_results,
-                          run_plot, shape_label, size_label, steps_in_order, usable_rows)
+                          reference_steps, run_plot, shape_label, size_label, steps_in_order,
+                          usable_rows)
 
 BAR_WIDTH = 0.7
+REFERENCE_HATCH = "//"
 
 
 def bar_label(step, best, rows_of_step):
@@ -44,7 +48,8 @@ def draw(csv_path, out, wanted_dtype=None):
                             "(no GPU where it was run?)")
     baseline = best_row(cpu_rows)
 
-    steps = steps_in_order(rows)
+    references = reference_steps(rows)
+    steps = [step for step in steps_in_order(rows) if step not in references] + references
     colors = step_colors(rows)
     figure, axis = new_figure(width=max(8.0, 1.25 * len(steps) + 2.5), height=6.0)
     labels, speedups, tops = [], [], []
@@ -56,7 +61,7 @@ def draw(csv_path, out, wanted_dtype=None):
         # Bandwidths are at the same size, so a bandwidth ratio is a speedup too.
         ceiling = best["ceiling_gbps"] / baseline["gbps"]
         axis.bar(position, speedup, BAR_WIDTH, color=colors[step], edgecolor="black",
-                 linewidth=0.5)
+                 linewidth=0.5, hatch=REFERENCE_HATCH if step in references else None)
         axis.hlines(ceiling, position - BAR_WIDTH / 2, position + BAR_WIDTH / 2,
                     colors=CEILING_COLOR, linestyles="--", linewidth=1.5)
         top = max(speedup, ceiling)
@@ -67,6 +72,9 @@ def draw(csv_path, out, wanted_dtype=None):
         speedups.append(speedup)
         tops.append(top)
     axis.set_xticks(range(len(steps)), labels)
+    if references and len(references) < len(steps):
+        axis.axvline(len(steps) - len(references) - 0.5, color=CEILING_COLOR, linestyle=":",
+                     linewidth=1)
 
     plain_log_axis(axis, "y")
     axis.set_ylim(min(0.5, min(speedups) / 2), max(tops) * 10)  # room for the labels, legend
@@ -74,7 +82,8 @@ def draw(csv_path, out, wanted_dtype=None):
     axis.set_ylabel(f"speedup over the best CPU variant (x, log scale)\n"
                     f"1x = {baseline['step']} {baseline['variant']}, "
                     f"{baseline['median_ms']:.3g} ms")
-    axis.set_xlabel("step (in the order of the progression)")
+    axis.set_xlabel("step (in the order of the progression)"
+                    + (", then the reference rows" if references else ""))
     axis.grid(axis="x", visible=False)
 
     legend_handles = [
@@ -83,6 +92,9 @@ def draw(csv_path, out, wanted_dtype=None):
         Line2D([], [], color=CEILING_COLOR, linestyle="--",
                label="copy ceiling, same run (CPU: OpenMP copy; GPU: cudaMemcpy D2D)"),
     ]
+    if references:
+        legend_handles.append(Patch(facecolor="white", edgecolor="black", hatch=REFERENCE_HATCH,
+                                    label="reference row, not a step (copy kernel, libraries)"))
     axis.legend(handles=legend_handles, loc="upper left", ncols=3)
 
     set_titles(figure, "Speedup of every step over the best CPU variant",

@@ -13,9 +13,12 @@ from pathlib import Path
 
 from .report_tables import (bench_table, devices, dtype_table_steps, dtypes_label, dtypes_table,
                             format_markdown, profile_table, progression_table, scaling_table)
-from .results_csv import ResultsError, read_profile, read_results
+from .results_csv import REFERENCE_MARK, ResultsError, read_profile, read_results
 
-REFERENCE_STEPS = ["CUDA.cublas", "CUDA.cublaslt"]  # the library's row: always a column of the dtypes table
+# The reference rows (the top Makefile's REFERENCE_STEPS, which `make readme` passes): always
+# columns of the dtypes table.
+REFERENCE_STEPS = ["CUDA.copy", "CUDA.cublas", "CUDA.cublaslt"]
+LIBRARY_REFERENCES = ["CUDA.cublas", "CUDA.cublaslt"]  # what the bench table measures against
 
 
 def progression(results):
@@ -29,7 +32,7 @@ def progression(results):
 def bench(results):
     rows = read_results(results / "bench.csv")
     steps = list(dict.fromkeys(row["step"] for row in rows))
-    reference = next(step for step in steps if step in REFERENCE_STEPS)
+    reference = next(step for step in steps if step in LIBRARY_REFERENCES)
     last = next(step for step in steps if step != reference)
     shapes = list(dict.fromkeys(f"{row['rows']}x{row['cols']}" for row in rows))
     return (f"{dtypes_label(rows)} on {devices(rows)}, median kernel times.",
@@ -78,9 +81,12 @@ def own_rows_and_the_one_before(lines, is_own):
 
 
 def step_run(results, step):
-    """The step's own rows of the run-all table (every variant), with the row before them."""
+    """The step's own rows of the run-all table (every variant), with the row before them: the
+    last one of the progression, which a reference row is compared with."""
     caption, (header, lines) = progression(results)
-    rows = own_rows_and_the_one_before(lines, lambda line: line[0].split()[0] == step)
+    progression_or_own = [line for line in lines if line[0].split()[0] == step
+                          or not line[1].startswith(REFERENCE_MARK)]
+    rows = own_rows_and_the_one_before(progression_or_own, lambda line: line[0].split()[0] == step)
     return caption, (header, rows)
 
 

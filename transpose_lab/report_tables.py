@@ -5,7 +5,7 @@ Every table keeps rows that differ only in their element type apart: where a tab
 than one dtype, each line names its dtype, and speedups compare rows of the same dtype only.
 """
 
-from .results_csv import DTYPES, dtypes_in_order, is_cpu
+from .results_csv import DTYPES, dtypes_in_order, is_cpu, is_reference
 
 
 def ratio(numerator, denominator):
@@ -29,8 +29,12 @@ def dtypes_label(rows, default="float32"):
 
 def progression_table(rows, steps, statuses=None):
     """One line per measurement in step order: speedups against the best CPU variant and the
-    line before, both of the same dtype. statuses maps a step with no rows to why (skipped,
-    n/a, failed, not built). Rows of several dtypes: one block per dtype, each line naming it."""
+    line before, both of the same dtype. A reference row (results_csv.is_reference: the copy
+    kernel, the libraries) is compared with the last line of the progression before it, and is
+    never the line the next one is compared with. A step with several variants has a line per
+    variant: a CPU variant says how it splits the work, a kernel variant what it does. statuses
+    maps a step with no rows to why (skipped, n/a, failed, not built). Rows of several dtypes: one
+    block per dtype, each line naming it."""
     header = ["step", "what it does", "ms", "GB/s", "% of copy", "vs best CPU", "vs previous",
               "end-to-end ms", "check"]
     present = dtypes_in_order(rows)
@@ -55,13 +59,14 @@ def _progression_lines(rows, steps, statuses, dtype_label):
             one_kernel = row["variant"] == "kernel"
             lines.append([
                 (step if one_kernel else f"{step} {row['variant']}") + suffix,
-                row["summary"] if one_kernel else row["launch"],
+                row["launch"] if is_cpu(row) and not one_kernel else row["summary"],
                 f"{row['median_ms']:.3f}", f"{row['gbps']:.1f}", f"{row['pct_of_ceiling']:.1f}%",
                 ratio(cpu["median_ms"], row["median_ms"]) if cpu else "-",
                 ratio(previous["median_ms"], row["median_ms"]) if previous else "-",
                 f"{row['e2e_ms']:.2f}" if row["e2e_ms"] is not None else "-",
                 "verified" if row["verified"] else "WRONG"])
-            previous = row
+            if not is_reference(row):
+                previous = row
     return lines
 
 

@@ -47,6 +47,10 @@ KINDS = CPU_KINDS + GPU_KINDS
 
 SECTOR_BYTES = 32  # the unit of a global memory transaction in Nsight Compute's counters
 
+# How a reference row's summary begins (CUDA.copy, CUDA.cublas, CUDA.cublaslt, the PyTorch row):
+# a yardstick measured like a step, not a step of the progression.
+REFERENCE_MARK = "reference:"
+
 
 class ResultsError(Exception):
     """An input file that cannot be used; the message names the file and the problem."""
@@ -253,6 +257,18 @@ def is_cpu(row):
 
 def is_gpu(row):
     return row["kind"] in GPU_KINDS
+
+
+def is_reference(row):
+    """A reference row (the copy kernel, a library, PyTorch), which the tables and plots show
+    apart from the progression: by its kind or by what its summary says, never by its name."""
+    return row["kind"] == "reference" or row["summary"].startswith(REFERENCE_MARK)
+
+
+def reference_steps(rows):
+    """The steps whose rows are reference rows, in order of first appearance."""
+    return [step for step in steps_in_order(rows)
+            if any(is_reference(row) for row in rows if row["step"] == step)]
 
 
 def cpu_steps(rows):

@@ -10,12 +10,16 @@
     python -m transpose_lab.run_steps dtypes  --steps S... [--rows R --cols C]
                                               [--dtypes T...] --csv FILE
 
+A step with variants (CPU.omp's loops, CUDA.v2's read- and write-coalesced kernels: the names its
+program prints for --list-variants) is run with --variant all: every variant, a row each.
+
 Every number comes from the CSV the programs write (never from their printed text). Exit codes of
 the programs: 0 ran and verified, 77 skipped (no CUDA device), 2 with "does not support" on
 stderr: the step does not take that element type (n/a, not a failure), anything else failed.
 The tables say which, and this command exits 1 if any step failed.
 """
 import argparse
+import functools
 import os
 import subprocess
 import sys
@@ -53,11 +57,19 @@ def classify(step, returncode, stderr):
     return StepRun(step, "failed", f"exit {returncode}: {last_line}")
 
 
+@functools.lru_cache(maxsize=None)
+def variants_of(binary):
+    """The names the program's --variant takes; none for a step with one kernel."""
+    done = subprocess.run([str(binary), "--list-variants"], capture_output=True, text=True)
+    return tuple(done.stdout.split()) if done.returncode == 0 else ()
+
+
 def run_step(step, args, csv_path, env=None, log=None, root=None):
     binary = Path(root or ROOT) / step / "transpose"
     if not binary.exists():
         return StepRun(step, "not built", f"{step}/transpose does not exist (make all)")
-    command = [str(binary), *map(str, args), "--csv", str(csv_path)]
+    every_variant = ["--variant", "all"] if variants_of(binary) else []
+    command = [str(binary), *map(str, args), *every_variant, "--csv", str(csv_path)]
     print(f"  running {step} {' '.join(map(str, args))}", file=sys.stderr, flush=True)
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     if log is not None:
