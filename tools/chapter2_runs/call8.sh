@@ -17,7 +17,7 @@ P="python3 -m pytest -q -rs -p no:cacheprovider"
 ( timeout 330 $P tests/test_streams_step.py tests/test_multigpu_step.py -k "not past_2_pow" > $R/test_v8_v9.log 2>&1; echo "test_v8_v9 rc=$?" > $R/rc_v8v9 ) &
 # Sanitizers, meanwhile (small shapes, little GPU time).
 {
-for c in "memcheck CUDA.v7_packed 67 45" "racecheck CUDA.v7_packed 67 45" "memcheck CUDA.v7_packed 37 4111" "racecheck CUDA.v7_packed 37 4111" "memcheck CUDA.v7_packed 1025 513" \
+for c in "memcheck CUDA.v7_packed 67 45" "racecheck CUDA.v7_packed 67 45" "memcheck CUDA.v7_packed 37 4111" "racecheck CUDA.v7_packed 37 4111" "memcheck CUDA.v7_packed 1025 513" "memcheck CUDA.v7_packed 1 1" "memcheck CUDA.v7_packed 17 33" "racecheck CUDA.v7_packed 17 33" "memcheck CUDA.v7_packed 1 400000" "memcheck CUDA.v7_packed 8191 8193" \
          "memcheck CUDA.copy 67 45" "racecheck CUDA.copy 67 45" \
          "memcheck CUDA.v2 67 45 --variant all" "racecheck CUDA.v2 67 45 --variant all" \
          "memcheck CUDA.v8_streams 1000 999 --pieces 7" "racecheck CUDA.v8_streams 1000 999 --pieces 7" "memcheck CUDA.v8_streams 1000 999 --pieces 7 --down copy-engine"; do
@@ -35,7 +35,7 @@ cat $R/rc_cuda $R/rc_v8v9; tail -1 $R/test_cuda_steps.log $R/test_v8_v9.log
 grep -E "^(FAILED|ERROR)" $R/test_cuda_steps.log $R/test_v8_v9.log | head -20
 echo "tests $((SECONDS-t0)) s"
 # v7 against v6 where the shapes are not 16-byte aligned, and on the thin shapes, every type.
-for d in uint8 float16 bfloat16 float32 float64 complex64 complex128; do for s in "8191 8193" "1024 65536" "65536 1024"; do for st in CUDA.v6_locality CUDA.v7_packed; do
+for d in uint8 float16 bfloat16 float32 float64 complex64 complex128; do for s in "8191 8193" "8192 8193" "8191 8192" "1024 65536" "65536 1024"; do for st in CUDA.v6_locality CUDA.v7_packed; do
   timeout 30 $st/transpose $s --dtype $d --reps 10 --csv $R/v7_shapes.csv > /dev/null 2>&1 || echo "FAILED $st $s $d"; done; done; done
 python3 -c "
 import csv
