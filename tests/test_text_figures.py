@@ -41,7 +41,20 @@ V7_ODD = "h100/v7_odd_shapes.csv"
 def glance():
     steps = [("v1", "CUDA.v1"), ("v2", "CUDA.v2"), ("v3", "CUDA.v3"), ("v4", "CUDA.v4"),
              ("v5", "CUDA.v5_unroll"), ("v6", "CUDA.v6_locality"), ("v7", "CUDA.v7_packed")]
-    quotes = [f"**{short}** {pct(CHAPTER2, step=step):.0f}%" for short, step in steps]
+    variant = {"CUDA.v2": "read-coalesced"}  # v2's default; its other variant is quoted below
+    quotes = [f"**{short}** {pct(CHAPTER2, step=step, **({'variant': variant[step]} if step in variant else {})):.0f}%"
+              for short, step in steps]
+    quotes.append(f"(`--variant write-coalesced`: "
+                  f"{pct(CHAPTER2, step='CUDA.v2', variant='write-coalesced'):.0f}%:")
+    quotes.append(f"**copy kernel** {pct(CHAPTER2, step='CUDA.copy'):.0f}%")
+    other = "run_all_other_kinds_chapter2.csv"
+    v8_ms = {v: ms(other, step="CUDA.v8_streams", variant=v) for v in ("pipeline", "serial")}
+    quotes.append(f"reach {pct(other, step='CUDA.v8_streams', variant='pipeline'):.0f}% of the "
+                  f"bus in\n  both directions at once, {v8_ms['serial'] / v8_ms['pipeline']:.2f}x "
+                  "the serial")
+    v9 = one(other, step="CUDA.v9_multigpu")
+    assert v9["variant"] == "gpus=1 single-process"
+    assert abs(float(v9["median_ms"]) / ms(CHAPTER2, step="CUDA.v7_packed") - 1) < 0.05  # "as fast"
     quotes.append(f"**cuBLAS geam** {pct(CHAPTER2, step='CUDA.cublas'):.0f}%")
     quotes.append(f"**cuBLASLt** {pct(CHAPTER2, step='CUDA.cublaslt'):.0f}%")
     quotes.append(f"the naive loop {pct(CHAPTER2, step='CPU.omp', variant='naive'):.0f}% of an "

@@ -64,6 +64,30 @@ def dtypes(results, reference_steps=None):
     return caption, dtypes_table(rows, steps, with_gbps=True)
 
 
+def progression_side_by_side(results):
+    """Chapter 2's run-all (every step, its variants and the references, float32) on the GPU of
+    results/run_all_chapter2.csv next to results/h100/run_all_chapter2.csv: % of each GPU's own
+    copy and the kernel time."""
+    runs = [read_results(results / "run_all_chapter2.csv"),
+            read_results(results / "h100" / "run_all_chapter2.csv")]
+    names = [devices([row for row in rows if row["kind"] not in ("cpu",)]) for rows in runs]
+    keyed = [{(row["step"], row["variant"]): row for row in rows} for rows in runs]
+    header = ["step", "variant"]
+    for name in names:
+        header += [f"{name} ms", f"{name} % of copy"]
+    lines = []
+    for key, first in keyed[0].items():
+        line = [key[0], key[1]]
+        for rows in keyed:
+            row = rows.get(key)
+            line += [f"{row['median_ms']:.3f}", f"{row['pct_of_ceiling']:.1f}%"] if row else ["-", "-"]
+        lines.append(line)
+    size = runs[0][0]
+    caption = (f"{size['rows']} x {size['cols']} {dtypes_label(runs[0])}, L2 flushed before each "
+               "launch; CPU rows are % of each host's OpenMP copy.")
+    return caption, (header, lines)
+
+
 DTYPES_NOT_RUN = ("Not run yet: `make dtypes` runs every step for every element type and writes "
                   "`results/dtypes.csv`; `make readme` then fills this table.")
 
@@ -98,7 +122,8 @@ def step_profile(results, step):
 
 TABLES = {"progression": (progression, "run_all.csv"), "bench": (bench, "bench.csv"),
           "scaling": (scaling, "scaling.csv"), "profile": (profile, "profile.csv"),
-          "dtypes": (dtypes, "dtypes.csv")}
+          "dtypes": (dtypes, "dtypes.csv"),
+          "progression-chapter2": (progression_side_by_side, "run_all_chapter2.csv")}
 # What a table says while its CSV has not been written yet (the others are left as they are).
 NOT_RUN_TEXT = {"dtypes": DTYPES_NOT_RUN}
 STEP_TABLES = {"step-run": (step_run, "run_all.csv"), "step-profile": (step_profile, "profile.csv")}
