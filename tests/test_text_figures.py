@@ -182,6 +182,17 @@ def v8_text():
     return [("CUDA.v8_streams/README.md", q) for q in quotes]
 
 
+def v9_text():
+    quotes = []
+    for n in (8192, 16384):
+        v9, v7 = (one("v9_one_gpu.csv", step=s, rows=n) for s in ("CUDA.v9_multigpu",
+                                                                    "CUDA.v7_packed"))
+        assert abs(float(v9["median_ms"]) / float(v7["median_ms"]) - 1) < 0.05  # the target
+        quotes.append(f"| `--gpus 1`, H200 | {n} x {n} fp32 | {float(v9['median_ms']):.4f} | - "
+                      f"| - | - | - | {float(v7['median_ms']):.4f} |")
+    return [("CUDA.v9_multigpu/README.md", q) for q in quotes]
+
+
 def ratio(name, slow, fast, **where):
     return ms(name, step=slow, **where) / ms(name, step=fast, **where)
 
@@ -540,7 +551,7 @@ def one_profile(step):
     return next(r for r in rows("profile.csv") if r["step"] == step)
 
 
-CHECKS = (glance() + every_type() + v7_text() + v8_text() + chapter1() + cpu_text()
+CHECKS = (glance() + every_type() + v7_text() + v8_text() + v9_text() + chapter1() + cpu_text()
           + readme_more() + cpu_more() + cuda_texts() + v6_text())
 
 
