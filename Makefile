@@ -6,7 +6,7 @@ CPU_STEPS  := CPU.omp
 CUDA_STEPS := CUDA.v1 CUDA.v2 CUDA.v3 CUDA.v4 CUDA.v5_unroll CUDA.v6_locality CUDA.v7_packed
 # Reference rows, not steps: the copy kernel first (what a kernel can reach), then the libraries.
 REFERENCE_STEPS := CUDA.copy CUDA.cublas CUDA.cublaslt
-LIBRARY_REFERENCE := CUDA.cublas
+LIBRARY_REFERENCES := CUDA.cublas CUDA.cublaslt
 PROGRESSION := $(CPU_STEPS) $(CUDA_STEPS)
 STEPS := $(PROGRESSION) $(REFERENCE_STEPS)
 LAST_STEP := $(lastword $(CUDA_STEPS))
@@ -25,6 +25,7 @@ PROFILE_SIZE ?= 4096
 SCALING_SIZE ?= 8192
 SWEEP_SIZES ?= 256 512 1000 1024 2048 3000 4096 6000 8192 12000 16384
 BENCH_SHAPES ?= 8192x8192 16384x16384 8191x8193 1024x65536 65536x1024
+BENCH_DTYPES ?= $(DTYPE)
 RESULTS ?= results
 OMP_PIN := OMP_PROC_BIND=close OMP_PLACES=cores
 
@@ -71,7 +72,8 @@ help:
 	@echo "  make test          build, then run the test suite (GPU tests skip without a GPU)"
 	@echo "  make scaling       CPU.omp at OMP_NUM_THREADS = 1, 2, 4, ... cores -> results/scaling.csv"
 	@echo "  make sweep         every step over SWEEP_SIZES -> results/sweep.csv"
-	@echo "  make bench         copy ceiling vs cuBLAS vs $(LAST_STEP) on BENCH_SHAPES -> results/bench.csv"
+	@echo "  make bench         $(LAST_STEP) vs the fastest of cuBLAS and cuBLASLt, as % of the copy, on"
+	@echo "                     BENCH_SHAPES for each of BENCH_DTYPES (default DTYPE) -> results/bench.csv"
 	@echo "  make dtypes        every step for every element type at ROWS x COLS -> results/dtypes.csv, dtypes.png"
 	@echo "  make torch-reference  PyTorch x.t().contiguous() per dtype -> results/torch_reference.csv"
 	@echo "  make profile       Nsight Compute metrics of every CUDA step -> results/profile.csv"
@@ -84,7 +86,8 @@ help:
 	@echo "  make format        clang-format every C++/CUDA source"
 	@echo "  make clean         remove builds and results"
 	@echo
-	@echo "Variables: ROWS COLS REPS DTYPE SCALING_SIZE SWEEP_SIZES BENCH_SHAPES PROFILE_SIZE CUDA_ARCH"
+	@echo "Variables: ROWS COLS REPS DTYPE SCALING_SIZE SWEEP_SIZES BENCH_SHAPES BENCH_DTYPES PROFILE_SIZE"
+	@echo "           CUDA_ARCH"
 	@echo "  DTYPE (run-all, scaling, sweep, bench, profile; default float32): uint8 float16 bfloat16"
 	@echo "        float32 float64 complex64 complex128"
 
@@ -116,10 +119,10 @@ sweep: all $(PY_READY)
 	$(OMP_PIN) $(RUN_STEPS) sweep --steps $(STEPS) --sizes $(SWEEP_SIZES) $(if $(REPS),--reps $(REPS)) \
 	  $(DTYPE_ARG) --csv $(RESULTS)/sweep.csv
 
-bench: $(LAST_STEP) $(LIBRARY_REFERENCE) $(PY_READY)
+bench: $(LAST_STEP) $(LIBRARY_REFERENCES) $(PY_READY)
 	@mkdir -p $(RESULTS)
-	$(RUN_STEPS) bench --steps $(LIBRARY_REFERENCE) $(LAST_STEP) --shapes $(BENCH_SHAPES) \
-	  $(if $(REPS),--reps $(REPS)) $(DTYPE_ARG) --csv $(RESULTS)/bench.csv
+	$(RUN_STEPS) bench --steps $(LIBRARY_REFERENCES) $(LAST_STEP) --shapes $(BENCH_SHAPES) \
+	  $(if $(REPS),--reps $(REPS)) --dtypes $(BENCH_DTYPES) --csv $(RESULTS)/bench.csv
 
 # Every step for every element type at ROWS x COLS: one CSV, one step x dtype table, one picture
 # (the picture is drawn even when a step failed, from the rows that were written).

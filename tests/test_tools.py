@@ -161,7 +161,8 @@ def test_make_passes_dtype_to_the_runner(target):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.replace("\\\n", " ").splitlines()  # a recipe's continued lines as one
     command = next(line for line in lines if "transpose_lab." in line)
-    assert "-m transpose_lab." in command and "--dtype float16" in command
+    flag = "--dtypes float16" if target == "bench" else "--dtype float16"  # bench: BENCH_DTYPES
+    assert "-m transpose_lab." in command and flag in command
 
 
 def test_make_dtypes_runs_every_dtype_then_draws_the_picture():
@@ -205,7 +206,7 @@ if dtype in {fails!r}:
 sizes = {sizes!r}
 rows, cols = int(args[0]), int(args[1])
 elem_bytes = sizes[dtype]
-ms = 1.0 * elem_bytes
+ms = {ms_scale} * elem_bytes
 gbps = 2 * rows * cols * elem_bytes / ms / 1e6
 ceiling = gbps * 100 / {pct}
 import os
@@ -219,13 +220,13 @@ with open(csv_path, "a") as out:
 """
 
 
-def fake_step(root, step, kind="kernel", pct=50, refused=(), fails=()):
+def fake_step(root, step, kind="kernel", pct=50, refused=(), fails=(), ms_scale=1.0):
     folder = root / step
     folder.mkdir(parents=True)
     program = folder / "transpose"
     program.write_text(FAKE_STEP.format(python=sys.executable, step=step, kind=kind, pct=pct,
                                         refused=set(refused), fails=set(fails),
-                                        sizes=DTYPES, columns=COLUMNS))
+                                        sizes=DTYPES, columns=COLUMNS, ms_scale=ms_scale))
     program.chmod(0o755)
 
 
@@ -332,11 +333,32 @@ REFERENCE_STEPS = subprocess.run(["make", "-s", "--no-print-directory", "-C", st
                                  check=True).stdout.split()
 
 
-def test_the_copy_kernel_is_the_first_reference_row_and_bench_keeps_cublas():
+def test_the_copy_kernel_is_the_first_reference_row_and_bench_keeps_the_libraries():
     assert REFERENCE_STEPS[0] == "CUDA.copy" and "CUDA.cublas" in REFERENCE_STEPS
-    bench = make("--dry-run", "bench")
+    bench = make("--dry-run", "bench", "BENCH_DTYPES=uint8 float64")
     assert bench.returncode == 0, bench.stderr
-    assert "bench --steps CUDA.cublas " in bench.stdout
+    assert "bench --steps CUDA.cublas CUDA.cublaslt CUDA.v7_packed " in bench.stdout
+    assert "--dtypes uint8 float64" in bench.stdout
+
+
+def test_bench_compares_with_the_fastest_library_that_takes_the_type(tmp_path):
+    root = tmp_path / "lab"
+    fake_step(root, "CUDA.geam", pct=90, refused=("uint8",), ms_scale=1.1)
+    fake_step(root, "CUDA.lt", pct=60, ms_scale=1.6)
+    fake_step(root, "CUDA.last", pct=95)
+    csv_path = tmp_path / "bench.csv"
+    done = runner("bench", "--steps", "CUDA.lt", "CUDA.geam", "CUDA.last", "--shapes", "8x16",
+                  "16x8", "--dtypes", "uint8", "float32", "--csv", csv_path, "--root", root)
+    assert done.returncode == 0, done.stdout + done.stderr  # geam's refusal is not a failure
+    lines = {tuple(line.split()[:2]): line.split()[2:] for line in done.stdout.splitlines()
+             if line.split()[:1] in (["uint8"], ["float32"])}
+    assert set(lines) == {(d, s) for d in ("uint8", "float32") for s in ("8x16", "16x8")}
+    assert lines["uint8", "8x16"][:3] == ["95.0%", "CUDA.lt", "60.0%"]
+    assert lines["float32", "16x8"] == ["95.0%", "CUDA.geam", "90.0%", "1.10x"]  # the faster
+    rows = read_results(csv_path)
+    assert {(row["step"], row["dtype"]) for row in rows} >= {("CUDA.last", "uint8"),
+                                                             ("CUDA.lt", "uint8")}
+    assert ("CUDA.geam", "uint8") not in {(row["step"], row["dtype"]) for row in rows}
 
 
 @pytest.mark.parametrize("step", REFERENCE_STEPS)

@@ -72,7 +72,10 @@ def _progression_lines(rows, steps, statuses, dtype_label):
 
 def bench_table(rows, shapes, reference, last):
     """One line per shape (and dtype, where rows hold several): the copy, the reference step and
-    the last step, the last against the reference."""
+    the last step, the last against the reference. `reference` may be a list of library steps:
+    then each line compares with the fastest of them that ran for its shape and type."""
+    if not isinstance(reference, str):
+        return best_library_table(rows, shapes, list(reference), last)
     header = ["shape", "copy GB/s", f"{reference} GB/s", f"{last} GB/s", f"{reference} % of copy",
               f"{last} % of copy", f"{last} vs {reference}"]
     present = dtypes_in_order(rows)
@@ -92,6 +95,29 @@ def bench_table(rows, shapes, reference, last):
                           f"{own['gbps']:.1f}", f"{ref['pct_of_ceiling']:.1f}%",
                           f"{own['pct_of_ceiling']:.1f}%",
                           ratio(ref["median_ms"], own["median_ms"])])
+    return header, lines
+
+
+def best_library_table(rows, shapes, libraries, last):
+    """One line per dtype and shape: the last step and the fastest library row measured for that
+    shape and type (a library that refuses the type has no row), each as % of its own run's copy,
+    and the last step's speed over that library."""
+    header = ["dtype", "shape", f"{last} % of copy", "best library", "library % of copy",
+              f"{last} vs library"]
+    lines = []
+    for dtype in dtypes_in_order(rows) or [None]:
+        for shape in shapes:
+            r, c = map(int, shape.split("x"))
+            here = [row for row in rows if row["dtype"] == dtype
+                    and (row["rows"], row["cols"]) == (r, c)]
+            own = next((row for row in here if row["step"] == last), None)
+            found = [row for row in here if row["step"] in libraries]
+            best = min(found, key=lambda row: row["median_ms"]) if found else None
+            lines.append([dtype or "-", shape,
+                          f"{own['pct_of_ceiling']:.1f}%" if own else "-",
+                          best["step"] if best else "-",
+                          f"{best['pct_of_ceiling']:.1f}%" if best else "-",
+                          ratio(best["median_ms"], own["median_ms"]) if best and own else "-"])
     return header, lines
 
 
