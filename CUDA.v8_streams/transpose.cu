@@ -37,6 +37,7 @@ constexpr int kMaxDefaultPieces = 64;
 // copy running beside them (measured, README: 132 blocks reach 80% of the ceiling, 16 reach 93%),
 // and leave fewer SMs to the next piece's transpose.
 constexpr int kDefaultDownBlocks = 16;
+constexpr std::size_t kDownWordBytes = 16;  // the widest word the way down writes
 constexpr int kDownMaxThreads = 256;
 
 // ---- How the matrix is cut (host only) ----
@@ -69,10 +70,20 @@ PiecePlan plan_pieces(const PipelineRequest& request, std::string* why) {
     pieces =
         static_cast<int>(std::clamp<std::size_t>(matrix / kTargetPieceBytes, 1, kMaxDefaultPieces));
     pieces = std::min(pieces, rows);
-    // ...and as many more as the device memory requires.
+    // ...and as many more as the device memory requires...
     if (budget != 0 && needed(pieces) > budget) {
       const std::size_t max_rows = budget / (std::min(streams, rows) * 2 * row_bytes);
       pieces = std::max<int>(pieces, static_cast<int>((rows + max_rows - 1) / max_rows));
+    }
+    // ...and, where a few more do it, a count whose bands are equal and start on 16 bytes of
+    // every output row: then the way down writes 16-byte words (out of core on an H200, 97
+    // pieces of 675-676 float32 rows wrote 4-byte words and reached half the bus).
+    for (int more = pieces; more <= std::min(rows, 2 * pieces); ++more) {
+      const std::size_t band_bytes = static_cast<std::size_t>(rows / more) * request.elem_bytes;
+      if (rows % more == 0 && band_bytes % kDownWordBytes == 0) {
+        pieces = more;
+        break;
+      }
     }
   } else if (budget != 0 && needed(pieces) > budget) {
     *why = "--device-mem " + std::to_string(budget) + " is too small for " +

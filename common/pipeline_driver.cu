@@ -54,6 +54,8 @@ const char* const kPipelineUsage =
     "  --down D           how a piece's output reaches host memory: kernel (default; the SMs\n"
     "                     write it) or copy-engine (one strided 2D copy; always so when pageable)\n"
     "  --down-blocks B    thread blocks of the kernel that writes down (default 16)\n"
+    "  --plan             print how the matrix would be cut, then exit (no GPU needed; without\n"
+    "                     --device-mem the plan assumes the default's upper bound, 2 GiB)\n"
     "  --timeline FILE    write when each piece went up, was transposed and came down (CSV;\n"
     "                     draw it with CUDA.v8_streams/plot_timeline.py)\n";
 
@@ -65,6 +67,7 @@ struct PipelineOptions {
   bool down_given = false;
   lab::DownPath down = lab::DownPath::kKernel;
   int down_blocks = 0;  // 0: the step's default
+  bool plan_only = false;
   std::string timeline_path;
 };
 
@@ -96,6 +99,10 @@ std::vector<char*> take_pipeline_options(int argc, char** argv, const lab::CliSp
     const bool ours = arg == "--streams" || arg == "--pieces" || arg == "--device-mem" ||
                       arg == "--host-memory" || arg == "--down" || arg == "--down-blocks" ||
                       arg == "--timeline";
+    if (arg == "--plan") {
+      pipeline->plan_only = true;
+      continue;
+    }
     if (arg == "--help" || arg == "-h") {
       std::printf("%s%s", lab::usage_text(spec).c_str(), kPipelineUsage);
       std::exit(lab::kExitOk);
@@ -183,6 +190,29 @@ void write_timeline(const std::string& path, const std::vector<lab::PieceTimes>&
                   t.kernel_start, t.kernel_end, t.down_start, t.down_end);
     out << line;
   }
+}
+
+// --plan: the pieces, their rows and the device memory, as the step would cut the matrix.
+int print_plan(lab::PipelineRequest request, const lab::Options& options) {
+  const bool given = request.device_mem != 0;
+  if (!given) request.device_mem = kDefaultDeviceMem;
+  std::string why;
+  const lab::PiecePlan plan = lab::plan_pieces(request, &why);
+  if (plan.pieces == 0) {
+    std::fprintf(stderr, "error: %s (the default --device-mem %zu)\n", why.c_str(),
+                 request.device_mem);
+    return lab::kExitNoMemory;
+  }
+  const int smallest = plan.rows / plan.pieces, largest = plan.max_piece_rows();
+  std::printf(
+      "%s %d x %d %s: %d pieces of %s rows over %d streams, %zu bytes of device memory "
+      "(%s %zu)\n",
+      STEP_NAME, options.rows, options.cols, options.dtype->name, plan.pieces,
+      smallest == largest ? std::to_string(largest).c_str()
+                          : (std::to_string(smallest) + "-" + std::to_string(largest)).c_str(),
+      plan.streams, plan.device_bytes(), given ? "--device-mem" : "assumed --device-mem",
+      request.device_mem);
+  return lab::kExitOk;
 }
 
 template <class T>
@@ -418,6 +448,7 @@ int main(int argc, char** argv) {
                                      pipeline.streams, pipeline.pieces,     pipeline.device_mem,
                                      pipeline.down,    pipeline.down_blocks};
   if (lab::plan_pieces(request, &why).pieces == 0) usage_error(spec, why);
+  if (pipeline.plan_only) return print_plan(request, options);
   lab::require_host_memory(2 * lab::matrix_bytes(options.rows, options.cols, options.dtype->bytes),
                            "the input and the output");
 

@@ -90,6 +90,29 @@ def test_bad_input_exits_2_with_its_message_before_looking_for_a_gpu(arguments, 
     assert done.stdout == ""
 
 
+@pytest.mark.parametrize("args,plan", [
+    # Out of core: 2 GiB of device memory needs 97 pieces or more; 128 pieces of 512 rows keep
+    # every band's segments on 16 bytes (97 pieces of 675-676 rows did not).
+    (["65536", "131072", "--device-mem", "2147483648"],
+     "128 pieces of 512 rows over 3 streams, 1610612736 bytes"),
+    # The defaults the lab text's measurements used are unchanged.
+    (["16384", "16384"], "64 pieces of 256 rows over 3 streams"),
+    (["8192", "8192", "--dtype", "float64"], "64 pieces of 128 rows"),
+    (["8192", "8192"], "32 pieces of 256 rows"),
+    (["8191", "8193", "--dtype", "float16"], "15 pieces of 546-547 rows"),  # no divisor: as it was
+    (["1000", "999", "--pieces", "7", "--streams", "2"], "7 pieces of 142-143 rows over 2 streams"),
+])
+def test_plan_prints_the_pieces_without_a_gpu(args, plan):
+    done = run(STEP, *args, "--plan")
+    assert done.returncode == 0, done.stderr
+    assert plan in done.stdout, done.stdout
+
+
+def test_plan_still_refuses_bad_input():
+    done = run(STEP, 64, "--pieces", 65, "--plan")
+    assert done.returncode == EXIT_USAGE and "--pieces 65 is more than the 64 rows" in done.stderr
+
+
 def test_the_shared_options_still_work_and_are_checked():
     done = run(STEP, 64, "--streams", "2", "--reps", "0")
     assert done.returncode == EXIT_USAGE and "--reps must be at least 1" in done.stderr
