@@ -5,7 +5,7 @@
 //    input rows; a piece goes up (host to device), is transposed on the device, and its output,
 //    a band of columns of the output matrix, comes down.
 // 2. The pieces go round K CUDA streams. Work on different streams may run at once: while piece p
-//    comes down, piece p + 1 goes up and piece p + 2 is transposed. The bus then carries both
+//    comes down, piece p + 1 is transposed and piece p + 2 goes up. The bus then carries both
 //    directions at once, which is the ceiling of this step (common/pipeline_driver.cu measures it
 //    in the same run).
 // 3. Down is written by the SMs, not copied by a copy engine. A band of output columns is a
@@ -34,8 +34,9 @@ constexpr std::size_t kTargetPieceBytes = std::size_t{8} << 20;
 constexpr int kMaxDefaultPieces = 64;
 // The kernel that writes a band into host memory: 16 blocks of 256 threads keep enough 16-byte
 // stores in flight to fill the bus. More write in bursts that hold back the host-to-device
-// copy running beside them (measured, README: 132 blocks reach 80% of the ceiling, 16 reach 93%),
-// and leave fewer SMs to the next piece's transpose.
+// copy running beside them (measured on an H100, README and docs/results/h100/v8_down_blocks.csv:
+// 132 blocks reach 80% of the ceiling, 16 reach 93%), and leave fewer SMs to the next piece's
+// transpose.
 constexpr int kDefaultDownBlocks = 16;
 constexpr std::size_t kDownWordBytes = 16;  // the widest word the way down writes
 constexpr int kDownMaxThreads = 256;

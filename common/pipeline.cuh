@@ -68,7 +68,8 @@ PiecePlan plan_pieces(const PipelineRequest& request, std::string* why);
 
 // When each stage of one piece ran, in ms from the start of the run (CUDA events; zero is an
 // event on origin just before the fork): up is
-// the host-to-device copy, kernel the transpose, down the device-to-host copy. A start is the
+// the host-to-device copy, kernel the transpose, down the way back into host memory (the down
+// kernel, or the device-to-host copy with --down copy-engine). A start is the
 // moment the stream reached the stage; an engine busy with another stream's copy can hold it
 // back a little longer.
 struct PieceTimes {
