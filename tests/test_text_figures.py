@@ -188,6 +188,25 @@ def v9_text():
     return [("CUDA.v9_multigpu/README.md", q) for q in quotes]
 
 
+def cublaslt_text():
+    bench = rows("bench_types.csv")
+
+    def span(step, dtypes, shapes=None):
+        got = [float(r["pct_of_ceiling"]) for r in bench if r["step"] == step
+               and r["dtype"] in dtypes and (shapes is None or (r["rows"], r["cols"]) in shapes)]
+        return f"{min(got):.1f}-{max(got):.1f}%"
+
+    odd = {("8191", "8193")}
+    aligned = {("8192", "8192"), ("16384", "16384"), ("1024", "65536"), ("65536", "1024")}
+    wide = ("float32", "float64", "complex64", "complex128")
+    quotes = [f"uint8 at {span('CUDA.cublaslt', ['uint8'])} of the copy",
+              f"types at {span('CUDA.cublaslt', ['float16', 'bfloat16'])}",
+              f"({span('CUDA.cublaslt', ['float32'], aligned)[:-1]}% against "
+              f"{span('CUDA.cublas', ['float32'], aligned)} on the four\n  aligned shapes)",
+              f"every 4- to 16-byte type ({span('CUDA.cublaslt', wide, odd)})"]
+    return [("CUDA.cublaslt/README.md", q) for q in quotes]
+
+
 def ratio(name, slow, fast, **where):
     return ms(name, step=slow, **where) / ms(name, step=fast, **where)
 
@@ -546,7 +565,7 @@ def one_profile(step):
     return next(r for r in rows("profile.csv") if r["step"] == step)
 
 
-CHECKS = (glance() + every_type() + v7_text() + v8_text() + v9_text() + chapter1() + cpu_text()
+CHECKS = (glance() + every_type() + v7_text() + v8_text() + v9_text() + cublaslt_text() + chapter1() + cpu_text()
           + readme_more() + cpu_more() + cuda_texts() + v6_text())
 
 
