@@ -21,6 +21,7 @@ CUDA_ARCH = "90"  # one architecture is enough to know that an exercise compiles
 MARKED = exercises.find_steps()
 STEPS_MARKED_WHEN_THE_COURSE_BEGAN = ["CPU.omp", "CUDA.v1", "CUDA.v2", "CUDA.v3", "CUDA.v4",
                                       "CUDA.v5_unroll", "CUDA.v6_locality"]
+STEPS_WITH_QUESTIONS = STEPS_MARKED_WHEN_THE_COURSE_BEGAN + ["CUDA.v7_packed"]
 # Each planted bug: the step it came from, and the checks that must fail (category, name prefix).
 PLANTED = {
     "missing_syncthreads": ("CUDA.v4", [("sanitizer", "racecheck")]),
@@ -219,7 +220,7 @@ def readme_questions(step):
     return re.findall(r"^\d+\. ", body, flags=re.M)
 
 
-@pytest.mark.parametrize("step", STEPS_MARKED_WHEN_THE_COURSE_BEGAN)
+@pytest.mark.parametrize("step", STEPS_WITH_QUESTIONS)
 def test_each_step_asks_two_to_four_questions_and_the_key_answers_each(step):
     count = len(readme_questions(step))
     assert 2 <= count <= 4, f"{step}: {count} questions"

@@ -207,6 +207,30 @@ def cublaslt_text():
     return [("CUDA.cublaslt/README.md", q) for q in quotes]
 
 
+def ncu_metric(name, metric):
+    """One metric's value from a raw `ncu --csv` file (the program's own lines come first)."""
+    with open(RESULTS / name, newline="") as f:
+        lines = [line for line in f if line.startswith('"')]
+    row = next(r for r in csv.DictReader(lines) if r["Metric Name"] == metric)
+    return int(row["Metric Value"].replace(",", ""))
+
+
+def instructor_v7():
+    key = {(s, d): pct(DTYPES, step=s, dtype=d) for s in ("CUDA.v6_locality", "CUDA.v7_packed")
+           for d in ("uint8", "complex128")}
+    conflicts = {s: [ncu_metric(f"ncu/ncu_{s}_uint8.csv",
+                                f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum")
+                     for op in ("ld", "st")] for s in ("CUDA.v6_locality", "CUDA.v7_packed")}
+    v6, v7 = conflicts["CUDA.v6_locality"], conflicts["CUDA.v7_packed"]
+    quotes = [f"{key['CUDA.v7_packed', 'complex128']:.2f}% of the copy against v6's "
+              f"{key['CUDA.v6_locality', 'complex128']:.2f}%",
+              f"went from {key['CUDA.v6_locality', 'uint8']:.2f}% to\n   "
+              f"{key['CUDA.v7_packed', 'uint8']:.2f}%",
+              f"counts {v7[0]:,} load and {v7[1]:,} store bank conflicts for v7's uint8 kernel "
+              f"against\n   {v6[0]:,} and {v6[1]:,} for v6's"]
+    return [("docs/instructor.md", q) for q in quotes]
+
+
 def ratio(name, slow, fast, **where):
     return ms(name, step=slow, **where) / ms(name, step=fast, **where)
 
@@ -565,7 +589,7 @@ def one_profile(step):
     return next(r for r in rows("profile.csv") if r["step"] == step)
 
 
-CHECKS = (glance() + every_type() + v7_text() + v8_text() + v9_text() + cublaslt_text() + chapter1() + cpu_text()
+CHECKS = (glance() + every_type() + v7_text() + v8_text() + v9_text() + cublaslt_text() + instructor_v7() + chapter1() + cpu_text()
           + readme_more() + cpu_more() + cuda_texts() + v6_text())
 
 
