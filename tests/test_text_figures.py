@@ -217,7 +217,7 @@ def ncu_metric(name, metric):
 
 def instructor_v7():
     key = {(s, d): pct(DTYPES, step=s, dtype=d) for s in ("CUDA.v6_locality", "CUDA.v7_packed")
-           for d in ("uint8", "complex128")}
+           for d in ("uint8", "float16", "complex128")}
     conflicts = {s: [ncu_metric(f"ncu/ncu_{s}_uint8.csv",
                                 f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum")
                      for op in ("ld", "st")] for s in ("CUDA.v6_locality", "CUDA.v7_packed")}
@@ -227,7 +227,9 @@ def instructor_v7():
               f"went from {key['CUDA.v6_locality', 'uint8']:.2f}% to\n   "
               f"{key['CUDA.v7_packed', 'uint8']:.2f}%",
               f"counts {v7[0]:,} load and {v7[1]:,} store bank conflicts for v7's uint8 kernel "
-              f"against\n   {v6[0]:,} and {v6[1]:,} for v6's"]
+              f"against\n   {v6[0]:,} and {v6[1]:,} for v6's",
+              f"reaches {key['CUDA.v7_packed', 'float16']:.2f}% of the copy for float16",
+              f"padded tile reached {key['CUDA.v6_locality', 'float16']:.2f}%"]
     return [("docs/instructor.md", q) for q in quotes]
 
 
