@@ -4,32 +4,10 @@ phrase from the CSV it cites and looks for it in the text, so a text that drifts
 tied to its row. Where a text rounds or bounds a figure ("within 0.5%", "fifty times"), an assert
 holds the bound. docs/results/dev-machine/ is the 2-core development machine's CPU runs
 (tools/dev_machine_cpu.sh)."""
-import csv
-
 import pytest
 
 from conftest import ROOT
-
-RESULTS = ROOT / "docs" / "results"
-
-
-def rows(name):
-    with open(RESULTS / name, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def one(name, **where):
-    found = [r for r in rows(name) if all(r[k] == str(v) for k, v in where.items())]
-    assert len(found) == 1, f"{name}: {len(found)} rows match {where}"
-    return found[0]
-
-
-def pct(name, **where):
-    return float(one(name, **where)["pct_of_ceiling"])
-
-
-def ms(name, **where):
-    return float(one(name, **where)["median_ms"])
+from figures import RESULTS, ms, ncu_metrics, one, pct, rows
 
 
 CHAPTER2 = "run_all_chapter2.csv"
@@ -207,19 +185,11 @@ def cublaslt_text():
     return [("CUDA.cublaslt/README.md", q) for q in quotes]
 
 
-def ncu_metric(name, metric):
-    """One metric's value from a raw `ncu --csv` file (the program's own lines come first)."""
-    with open(RESULTS / name, newline="") as f:
-        lines = [line for line in f if line.startswith('"')]
-    row = next(r for r in csv.DictReader(lines) if r["Metric Name"] == metric)
-    return int(row["Metric Value"].replace(",", ""))
-
-
 def instructor_v7():
     key = {(s, d): pct(DTYPES, step=s, dtype=d) for s in ("CUDA.v6_locality", "CUDA.v7_packed")
            for d in ("uint8", "float16", "complex128")}
-    conflicts = {s: [ncu_metric(f"ncu/ncu_{s}_uint8.csv",
-                                f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum")
+    conflicts = {s: [int(ncu_metrics(f"ncu/ncu_{s}_uint8.csv")[
+                         f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum"])
                      for op in ("ld", "st")] for s in ("CUDA.v6_locality", "CUDA.v7_packed")}
     v6, v7 = conflicts["CUDA.v6_locality"], conflicts["CUDA.v7_packed"]
     quotes = [f"{key['CUDA.v7_packed', 'complex128']:.2f}% of the copy against v6's "

@@ -4,34 +4,13 @@ docs/results/h100/run_all_chapter2.csv) and from Nsight Compute of v2's two vari
 (docs/results/ncu/ncu_v2_*.csv, H200, and docs/results/h100/ncu_v2_*.csv). As in
 test_text_figures.py, each check rebuilds a quoted phrase from the file it comes from and looks
 for it in the text, and an assert holds each bound a text states in words ("a third", "4.5x")."""
-import csv
 import subprocess
 
 import pytest
 
 from conftest import ROOT
+from figures import RESULTS, ncu_table, one, pct
 
-RESULTS = ROOT / "docs" / "results"
-
-
-# The helpers of test_text_figures.py, copied so that this file does not depend on that one.
-def rows(name):
-    with open(RESULTS / name, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def one(name, **where):
-    found = [r for r in rows(name) if all(r[k] == str(v) for k, v in where.items())]
-    assert len(found) == 1, f"{name}: {len(found)} rows match {where}"
-    return found[0]
-
-
-def pct(name, **where):
-    return float(one(name, **where)["pct_of_ceiling"])
-
-
-def ms(name, **where):
-    return float(one(name, **where)["median_ms"])
 
 
 RUN_ALL = {"H200": "run_all_chapter2.csv", "H100": "h100/run_all_chapter2.csv"}
@@ -45,8 +24,7 @@ def ncu(gpu, variant):
     """{metric name: value} of one `ncu --csv` file: its lines that start with a quote are the
     CSV; the others are the program's own output. Values carry thousands separators."""
     path = RESULTS / NCU[gpu].format(variant)
-    lines = [line for line in path.read_text().splitlines() if line.startswith('"')]
-    table = list(csv.DictReader(lines))
+    table = ncu_table(NCU[gpu].format(variant))
     assert table and all(r["Device"] == "0" for r in table)
     assert {r["Kernel Name"] for r in table} == {
         f"void transpose_kernel<unsigned int, {VARIANTS.index(variant)}>"

@@ -11,8 +11,6 @@ holds it.
 
 The tables are built by the functions below: print them with
 `.venv/bin/python tests/test_text_figures_v7.py` to paste them into the text after a re-run."""
-import csv
-import io
 import sys
 from pathlib import Path
 
@@ -20,8 +18,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import ROOT  # noqa: E402
+from figures import ms, one, pct, rows  # noqa: E402
+from figures import ncu_table as read_ncu  # noqa: E402
 
-RESULTS = ROOT / "docs" / "results"
 TEXT = "CUDA.v7_packed/README.md"
 V6, V7, GEAM, LT = "CUDA.v6_locality", "CUDA.v7_packed", "CUDA.cublas", "CUDA.cublaslt"
 TYPES = ("uint8", "float16", "bfloat16", "float32", "float64", "complex64", "complex128")
@@ -34,25 +33,6 @@ H100_SHAPES_CSV = "h100/v7_unaligned_shapes.csv"  # the current unaligned path
 LIBRARY_LABEL = {GEAM: "geam", LT: "Lt"}
 ELEMENT_BYTES = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8,
                  "complex64": 8, "complex128": 16}
-
-
-def rows(name):
-    with open(RESULTS / name, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def one(name, **where):
-    found = [r for r in rows(name) if all(r[k] == str(v) for k, v in where.items())]
-    assert len(found) == 1, f"{name}: {len(found)} rows match {where}"
-    return found[0]
-
-
-def pct(name, **where):
-    return float(one(name, **where)["pct_of_ceiling"])
-
-
-def ms(name, **where):
-    return float(one(name, **where)["median_ms"])
 
 
 def target(shape):
@@ -143,9 +123,7 @@ DURATION = "gpu__time_duration.sum"
 def ncu(step, dtype):
     """{metric: value} of the one kernel ncu profiled (its --csv output, after the program's own
     lines; numbers with thousands separators)."""
-    text = (RESULTS / "ncu" / f"ncu_{step}_{dtype}.csv").read_text()
-    table = list(csv.DictReader(io.StringIO(
-        "".join(line for line in text.splitlines(keepends=True) if line.startswith('"')))))
+    table = read_ncu(f"ncu/ncu_{step}_{dtype}.csv")
     assert len({r["ID"] for r in table}) == 1, f"{step} {dtype}: one kernel"
     values = {r["Metric Name"]: float(r["Metric Value"].replace(",", "")) for r in table}
     assert next(r for r in table if r["Metric Name"] == DURATION)["Metric Unit"] == "ns"
