@@ -11,10 +11,10 @@ import sys
 from .plot_style import (CEILING_COLOR, CPU_COLOR, devices_line, matrix_size_axis, new_figure,
                          plain_log_axis, plot_arguments, save, set_titles, step_colors,
                          step_markers)
-from .results_csv import (DTYPES, best_per_step_and_size, choose_dtype, cpu_steps,
-                          cpu_threads_label, is_cpu, is_gpu, matrix_mib, median_ceiling_per_size,
-                          NothingToPlot, of_dtype, only_device, read_results, reference_steps,
-                          run_plot, shape, steps_in_order, usable_rows)
+from .results_csv import (best_per_step_and_size, choose_dtype, cpu_steps, cpu_threads_label,
+                          DTYPES, is_cpu, is_gpu, matrix_mib, median_ceiling_per_size, of_dtype,
+                          only_device, plottable_rows, reference_steps, run_plot, shape,
+                          steps_in_order)
 
 
 def plot_ceiling(axis, rows, elem_bytes, color, label):
@@ -27,10 +27,7 @@ def plot_ceiling(axis, rows, elem_bytes, color, label):
 
 
 def draw(csv_path, out, wanted_dtype=None):
-    rows = [row for row in usable_rows(read_results(csv_path), csv_path)
-            if is_cpu(row) or is_gpu(row)]
-    if not rows:
-        raise NothingToPlot(f"{csv_path} holds no verified CPU or GPU measurements")
+    rows = plottable_rows(csv_path)
     dtype = choose_dtype(rows, csv_path, wanted_dtype)
     elem_bytes = DTYPES[dtype]
     rows = of_dtype(rows, dtype)

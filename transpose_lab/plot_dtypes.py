@@ -12,9 +12,8 @@ from matplotlib.lines import Line2D
 
 from .plot_style import (devices_line, IDEAL_COLOR, new_figure, plot_arguments, save,
                          set_titles, step_colors)
-from .results_csv import (at_size, choose_size, DTYPES, is_cpu, is_gpu, NothingToPlot,
-                          only_device, read_results, run_plot, shape_label, steps_in_order,
-                          usable_rows)
+from .results_csv import (at_size, choose_size, DTYPES, is_cpu, is_gpu, only_device,
+                          plottable_rows, run_plot, shape_label, steps_in_order)
 
 # One marker per element type, the same in every line: the legend's second half.
 DTYPE_MARKERS = {"uint8": "o", "float16": "s", "bfloat16": "D", "float32": "P",
@@ -39,10 +38,7 @@ def size_tick_labels():
 
 
 def draw(csv_path, out):
-    rows = [row for row in usable_rows(read_results(csv_path), csv_path)
-            if is_cpu(row) or is_gpu(row)]
-    if not rows:
-        raise NothingToPlot(f"{csv_path} holds no verified CPU or GPU measurements")
+    rows = plottable_rows(csv_path)
     size = choose_size(rows, csv_path)
     rows = at_size(rows, size)
     best = best_per_step_and_dtype(rows)

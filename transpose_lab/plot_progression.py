@@ -14,10 +14,9 @@ from matplotlib.patches import Patch
 
 from .plot_style import (CEILING_COLOR, devices_line, new_figure, plain_log_axis, plot_arguments,
                          save, set_titles, step_colors)
-from .results_csv import (at_size, best_row, choose_dtype, choose_size, cpu_threads_label,
-                          is_cpu, is_gpu, NothingToPlot, of_dtype, only_device, read_results,
-                          reference_steps, run_plot, shape_label, size_label, steps_in_order,
-                          usable_rows)
+from .results_csv import (at_size, best_row, choose_dtype, choose_size, cpu_threads_label, is_cpu,
+                          is_gpu, NothingToPlot, of_dtype, only_device, plottable_rows,
+                          reference_steps, run_plot, shape_label, size_label, steps_in_order)
 
 BAR_WIDTH = 0.7
 REFERENCE_HATCH = "//"
@@ -30,10 +29,7 @@ def bar_label(step, best, rows_of_step):
 
 
 def draw(csv_path, out, wanted_dtype=None):
-    rows = [row for row in usable_rows(read_results(csv_path), csv_path)
-            if is_cpu(row) or is_gpu(row)]
-    if not rows:
-        raise NothingToPlot(f"{csv_path} holds no verified CPU or GPU measurements")
+    rows = plottable_rows(csv_path)
     dtype = choose_dtype(rows, csv_path, wanted_dtype)
     rows = of_dtype(rows, dtype)
     size = choose_size(rows, csv_path)

@@ -333,6 +333,14 @@ def usable_rows(rows, path):
     return kept
 
 
+def plottable_rows(path):
+    """The usable rows of a results CSV that a CPU-and-GPU plot shows; NothingToPlot if none."""
+    rows = [row for row in usable_rows(read_results(path), path) if is_cpu(row) or is_gpu(row)]
+    if not rows:
+        raise NothingToPlot(f"{path} holds no verified CPU or GPU measurements")
+    return rows
+
+
 def choose_dtype(rows, path, wanted=None):
     """The element type a one-type plot shows: `wanted` if given (an error if the file has no
     row of it), else the only one, else float32 if present, else the smallest; says on stderr

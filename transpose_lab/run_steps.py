@@ -109,12 +109,17 @@ def report_problems(runs):
     return any(run.status == "failed" for run in problems)
 
 
+def run_each_at_size(steps, csv_path, args):
+    """Each step once at args.rows x args.cols into csv_path, their output in the .log beside it."""
+    with open(csv_path.with_suffix(".log"), "w") as log:
+        return [run_step(step, step_arguments(args.rows, args.cols, args), csv_path, log=log,
+                         root=args.root)
+                for step in steps]
+
+
 def command_run_all(args):
     csv_path = fresh_csv(args.csv)
-    with open(csv_path.with_suffix(".log"), "w") as log:
-        runs = [run_step(step, step_arguments(args.rows, args.cols, args), csv_path, log=log,
-                         root=args.root)
-                for step in args.steps]
+    runs = run_each_at_size(args.steps, csv_path, args)
     rows = rows_of(csv_path)
     print(f"\nTranspose of {args.rows} x {args.cols} {args.dtype} on {devices(rows)}; median "
           "times; % of the copy ceiling measured in the same program run")
@@ -139,10 +144,7 @@ def other_kinds_table(rows):
 def run_other_kinds(args):
     """The steps of other kinds, in their own section: their ceilings differ from the kernels'."""
     csv_path = fresh_csv(Path(args.csv).with_name(Path(args.csv).stem + "_other_kinds.csv"))
-    with open(csv_path.with_suffix(".log"), "w") as log:
-        runs = [run_step(step, step_arguments(args.rows, args.cols, args), csv_path, log=log,
-                         root=args.root)
-                for step in args.other_steps]
+    runs = run_each_at_size(args.other_steps, csv_path, args)
     rows = rows_of(csv_path)
     print(f"\nOther kinds of step, {args.rows} x {args.cols} {args.dtype}: each against its own "
           "ceiling (host pipeline: both bus directions at once; distributed: the all-to-all)")
