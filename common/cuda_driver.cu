@@ -188,14 +188,8 @@ int main(int argc, char** argv) {
       argc, argv,
       lab::step_cli_spec(variants, lab::kDefaultGpuReps, variants.empty() ? "" : variants[0]));
 
-  const std::string no_device = lab::no_cuda_device_reason();
-  if (!no_device.empty()) {
-    lab::say_skipped(STEP_NAME, no_device);
-    return lab::kExitSkipped;
-  }
-  cudaDeviceProp properties;
-  CUDA_CHECK(cudaGetDeviceProperties(&properties, 0));
-  return lab::with_storage_type(options.dtype->bytes, [&](auto element) {
-    return run<decltype(element)>(options, properties);
-  });
+  return lab::run_on_device_0(STEP_NAME, options.dtype->bytes,
+                              [&](auto element, const cudaDeviceProp& properties) {
+                                return run<decltype(element)>(options, properties);
+                              });
 }

@@ -15,6 +15,7 @@
 #include "config.hpp"
 #include "cuda_check.cuh"
 #include "cuda_step.cuh"
+#include "dtype.hpp"
 #include "host_memory.hpp"
 #include "timer.hpp"
 
@@ -157,6 +158,21 @@ inline std::string no_cuda_device_reason() {
 
 inline void say_skipped(const char* program, const std::string& reason) {
   std::fprintf(stderr, "%s: skipped: no CUDA device (%s)\n", program, reason.c_str());
+}
+
+// The end of main() for a step that runs in one process on device 0: without a device, the one
+// 'skipped' line and kExitSkipped; else run(element, properties) for the storage type of the
+// element size (dtype.hpp), its exit code the program's.
+template <class Run>
+int run_on_device_0(const char* program, int elem_bytes, Run&& run) {
+  const std::string no_device = no_cuda_device_reason();
+  if (!no_device.empty()) {
+    say_skipped(program, no_device);
+    return kExitSkipped;
+  }
+  cudaDeviceProp properties;
+  CUDA_CHECK(cudaGetDeviceProperties(&properties, 0));
+  return with_storage_type(elem_bytes, [&](auto element) { return run(element, properties); });
 }
 
 }  // namespace lab

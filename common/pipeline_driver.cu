@@ -452,14 +452,8 @@ int main(int argc, char** argv) {
   lab::require_host_memory(2 * lab::matrix_bytes(options.rows, options.cols, options.dtype->bytes),
                            "the input and the output");
 
-  const std::string no_device = lab::no_cuda_device_reason();
-  if (!no_device.empty()) {
-    lab::say_skipped(STEP_NAME, no_device);
-    return lab::kExitSkipped;
-  }
-  cudaDeviceProp properties;
-  CUDA_CHECK(cudaGetDeviceProperties(&properties, 0));
-  return lab::with_storage_type(options.dtype->bytes, [&](auto element) {
-    return run<decltype(element)>(options, pipeline, properties);
-  });
+  return lab::run_on_device_0(STEP_NAME, options.dtype->bytes,
+                              [&](auto element, const cudaDeviceProp& properties) {
+                                return run<decltype(element)>(options, pipeline, properties);
+                              });
 }
