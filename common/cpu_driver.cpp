@@ -74,15 +74,7 @@ int run(const lab::Options& options) {
   std::vector<lab::Measurement> results;
   for (std::size_t v = 0; v < selected.size(); ++v) {
     const lab::CpuVariant* variant = selected[v];
-    lab::Measurement m;
-    m.step = STEP_NAME;
-    m.variant = variant->name;
-    m.device = cpu_model_name();
-    m.dtype = dtype.name;
-    m.elem_bytes = dtype.bytes;
-    m.kind = STEP_KIND;
-    m.rows = rows;
-    m.cols = cols;
+    lab::Measurement m = lab::step_measurement(variant->name, cpu_model_name(), dtype, rows, cols);
     m.threads = threads;
     m.launch = variant->launch;
     m.reps = options.reps;

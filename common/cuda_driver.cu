@@ -141,15 +141,7 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
     final_check = lab::verify_result(operation, host_out.get(), host_in.get(), rows, cols);
     if (!final_check.ok()) fail_verification(variant, "after timing", final_check);
 
-    lab::Measurement m;
-    m.step = STEP_NAME;
-    m.variant = variant.name;
-    m.device = properties.name;
-    m.dtype = dtype.name;
-    m.elem_bytes = dtype.bytes;
-    m.kind = STEP_KIND;
-    m.rows = rows;
-    m.cols = cols;
+    lab::Measurement m = lab::step_measurement(variant.name, properties.name, dtype, rows, cols);
     m.threads = lab::threads_launched(shapes[v]);
     m.launch = lab::describe_launch(shapes[v]);
     m.reps = options.reps;

@@ -638,15 +638,8 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
   if (g_world.rank == 0) {
     cudaDeviceProp properties;
     CUDA_CHECK(cudaGetDeviceProperties(&properties, team.local[0].device));
-    lab::Measurement m;
-    m.step = STEP_NAME;
-    m.variant = variant;
-    m.device = properties.name;
-    m.dtype = dtype.name;
-    m.elem_bytes = dtype.bytes;
-    m.kind = STEP_KIND;
-    m.rows = plan.rows;
-    m.cols = plan.cols;
+    lab::Measurement m =
+        lab::step_measurement(variant, properties.name, dtype, plan.rows, plan.cols);
     m.threads = lab::threads_launched(team.local[0].shape);
     m.launch = std::to_string(plan.ranks) + " bands x " + std::to_string(plan.chunks) +
                " chunks, " + lab::describe_launch(team.local[0].shape);

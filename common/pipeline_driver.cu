@@ -351,17 +351,10 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
   const std::string piece_rows = smallest == largest
                                      ? std::to_string(largest)
                                      : std::to_string(smallest) + "-" + std::to_string(largest);
-  lab::Measurement m;
-  m.step = STEP_NAME;
-  m.variant = pipeline.pageable                             ? "pageable"
-              : pipeline.down == lab::DownPath::kCopyEngine ? "copy-engine-down"
-                                                            : "pipeline";
-  m.device = properties.name;
-  m.dtype = dtype.name;
-  m.elem_bytes = dtype.bytes;
-  m.kind = STEP_KIND;
-  m.rows = rows;
-  m.cols = cols;
+  const char* variant = pipeline.pageable                             ? "pageable"
+                        : pipeline.down == lab::DownPath::kCopyEngine ? "copy-engine-down"
+                                                                      : "pipeline";
+  lab::Measurement m = lab::step_measurement(variant, properties.name, dtype, rows, cols);
   m.threads = pipe.threads_launched();
   m.launch = std::to_string(plan.streams) + " streams x " + std::to_string(plan.pieces) +
              " pieces of " + piece_rows + " rows, " + pipe.describe_down() + ", " +

@@ -10,6 +10,7 @@
 
 #include "cli.hpp"
 #include "matrix.hpp"
+#include "report.hpp"
 
 #if !defined(STEP_NAME) || !defined(STEP_KIND) || !defined(STEP_DTYPES) || !defined(STEP_OPERATION)
 #error "STEP_NAME, STEP_KIND, STEP_DTYPES and STEP_OPERATION are defined by common/step.mk"
@@ -30,6 +31,22 @@ inline CliSpec step_cli_spec(std::vector<std::string> variants, int default_reps
   if (step_operation() == Operation::kCopy) spec.action = "Copies";
   spec.openmp = std::string(STEP_KIND) == "cpu";
   return spec;
+}
+
+// A result row of this step: which step, variant, device, element type and matrix; the driver
+// fills in what it measured.
+inline Measurement step_measurement(std::string variant, std::string device, const Dtype& dtype,
+                                    std::int64_t rows, std::int64_t cols) {
+  Measurement m;
+  m.step = STEP_NAME;
+  m.variant = std::move(variant);
+  m.device = std::move(device);
+  m.dtype = dtype.name;
+  m.elem_bytes = dtype.bytes;
+  m.kind = STEP_KIND;
+  m.rows = rows;
+  m.cols = cols;
+  return m;
 }
 
 }  // namespace lab
