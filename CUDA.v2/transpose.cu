@@ -3,41 +3,27 @@
 // What is left: a warp (32 threads along x) reads 32 neighbouring floats of an input row, one
 // 128-byte line (coalesced), but writes them down an output column, 32 floats `rows` apart:
 // 32 separate 32-byte sectors for 128 useful bytes, 8 times the traffic a copy needs.
-// --variant write-coalesced swaps x and y in (r, c): the mirror image, to compare.
+// --variant write-coalesced (variants.cu) is the mirror image, to compare.
 #include "../common/cuda_step.cuh"
 
 constexpr int TILE_DIM = 32;
 
-template <class T, bool kWriteCoalesced>
+template <class T>
 __global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
   // LESSON: begin one element per thread: its (r, c) from the 2D block and thread indices
-  const int c = blockIdx.x * TILE_DIM + (kWriteCoalesced ? threadIdx.y : threadIdx.x);
-  const int r = blockIdx.y * TILE_DIM + (kWriteCoalesced ? threadIdx.x : threadIdx.y);
+  const int c = blockIdx.x * TILE_DIM + threadIdx.x;
+  const int r = blockIdx.y * TILE_DIM + threadIdx.y;
   if (r < rows && c < cols)
     out[static_cast<size_t>(c) * rows + r] = in[static_cast<size_t>(r) * cols + c];
   // LESSON: end
 }
 
-template <class T, bool kWriteCoalesced>
-LaunchShape launch(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
+template <class T>
+LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   const dim3 block(TILE_DIM, TILE_DIM);
   const dim3 grid((cols + TILE_DIM - 1) / TILE_DIM, (rows + TILE_DIM - 1) / TILE_DIM);
-  transpose_kernel<T, kWriteCoalesced><<<grid, block, 0, stream>>>(in, out, rows, cols);
+  transpose_kernel<<<grid, block, 0, stream>>>(in, out, rows, cols);
   return {grid, block};
 }
 
-template <class T>
-LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
-  return launch<T, false>(in, out, rows, cols, stream);
-}
-
 const char* const kStepSummary = "2D grid, one element per thread: coalesced reads, strided writes";
-
-#define STEP_HAS_KERNEL_VARIANTS  // the first, launch_transpose, is the default
-template <class T>
-constexpr auto launch_write_coalesced = launch<T, true>;
-const lab::KernelVariant kKernelVariants[] = {
-    LAB_KERNEL_VARIANT("read-coalesced", kStepSummary, launch_transpose),
-    LAB_KERNEL_VARIANT("write-coalesced",
-                       "the same, x and y swapped: strided reads, coalesced writes",
-                       launch_write_coalesced)};

@@ -1,8 +1,7 @@
 // CUDA.v5_unroll: each thread moves several elements of the tile.
-// Changed since v4: the block is TILE_DIM x BLOCK_ROWS threads instead of TILE_DIM x TILE_DIM,
-// and each thread walks the tile's rows BLOCK_ROWS apart in an unrolled loop. Its
-// TILE_DIM / BLOCK_ROWS loads are independent, so they are all in flight before the first one
-// returns: more bytes in flight per thread, and fewer threads paying the index arithmetic.
+// Changed since v4: the block is TILE_DIM x BLOCK_ROWS threads instead of TILE_DIM x TILE_DIM, and
+// each thread walks the tile's rows BLOCK_ROWS apart in an unrolled loop. Its TILE_DIM / BLOCK_ROWS
+// loads are independent, all in flight before the first returns: more bytes in flight per thread.
 #include "../common/cuda_step.cuh"
 
 constexpr int TILE_DIM = 32;

@@ -61,9 +61,10 @@ struct KernelVariant {
         launcher<lab::Bytes8>, launcher<lab::Bytes16>                                   \
   }
 
-// The launchers --variant chooses from, the first the default. A step with several defines
-// kKernelVariants itself, after `#define STEP_HAS_KERNEL_VARIANTS`, and its first entry must be
-// launch_transpose (what the chapter 2 steps reuse); for every other step common/step_instances.cu
-// defines the one entry {"kernel", kStepSummary, launch_transpose}.
+// The launchers --variant chooses from, the first the default. A step with several keeps the others
+// and kKernelVariants itself in its variants.cu (common/step_instances.cu includes it after
+// transpose.cu), and its first entry must be launch_transpose (what the chapter 2 steps reuse); for
+// every other step common/step_instances.cu defines the one entry {"kernel", kStepSummary,
+// launch_transpose}.
 extern const lab::KernelVariant kKernelVariants[];
 extern const int kKernelVariantCount;

@@ -87,7 +87,8 @@ else
 ifeq ($(STEP_KIND),kernel)
 # The step's templates compiled once per element size: common/step_instances.cu includes
 # transpose.cu and instantiates the launcher for 1-, 2-, 4-, 8- and 16-byte storage types.
-$(BUILD_DIR)/kernel.o: transpose.cu $(COMMON_DIR)/step_instances.cu $(HEADERS) | $(BUILD_DIR)
+$(BUILD_DIR)/kernel.o: transpose.cu $(wildcard variants.cu) $(COMMON_DIR)/step_instances.cu \
+                       $(HEADERS) | $(BUILD_DIR)
 	$(NVCC) $(NVCCFLAGS) $(STEP_DEFINES) -I. -c $(COMMON_DIR)/step_instances.cu -o $@
 STEP_OBJECTS := $(BUILD_DIR)/kernel.o
 else
@@ -100,7 +101,8 @@ STEP_OBJECTS := $(BUILD_DIR)/step.o
 ifneq ($(STEP_KERNEL),)
 KERNEL_DIR := $(COMMON_DIR)/../$(STEP_KERNEL)
 # Renamed so that the kernel step's summary does not collide with this step's own.
-$(BUILD_DIR)/reused_kernel.o: $(KERNEL_DIR)/transpose.cu $(COMMON_DIR)/step_instances.cu \
+$(BUILD_DIR)/reused_kernel.o: $(KERNEL_DIR)/transpose.cu $(wildcard $(KERNEL_DIR)/variants.cu) \
+                              $(COMMON_DIR)/step_instances.cu \
                               $(HEADERS) | $(BUILD_DIR)
 	$(NVCC) $(NVCCFLAGS) -DkStepSummary=kReusedKernelSummary -I$(KERNEL_DIR) \
 	  -c $(COMMON_DIR)/step_instances.cu -o $@

@@ -6,7 +6,9 @@
 
 #include <iterator>
 
-#ifndef STEP_HAS_KERNEL_VARIANTS
+#if __has_include("variants.cu")
+#include "variants.cu"  // a step's other launchers and its kKernelVariants (CUDA.v2)
+#else
 const lab::KernelVariant kKernelVariants[] = {
     LAB_KERNEL_VARIANT(lab::kOneKernelVariant, kStepSummary, launch_transpose)};
 #endif

@@ -130,6 +130,27 @@ def test_make_diff_works_from_inside_a_step_folder():
     assert lines[1:3] == ["--- CUDA.v3/transpose.cu", "+++ CUDA.v4/transpose.cu"]
 
 
+# The steps whose text names the few lines that carry the idea in a longer diff (issue: "either
+# split the lesson into two steps or show in its text which lines carry the idea").
+LONG_DIFF_STEPS = {"CUDA.v1": "441 changed lines", "CUDA.v6_locality": "93 changed lines", "CUDA.v7_packed": "397 changed lines"}
+
+
+@pytest.mark.parametrize("step", ["CUDA.v1", "CUDA.v2", "CUDA.v3", "CUDA.v4", "CUDA.v5_unroll",
+                                  "CUDA.v6_locality", "CUDA.v7_packed"])
+def test_a_step_diff_is_at_most_30_lines_or_its_text_says_where_the_idea_is(step):
+    done = make("diff", f"STEP={step}")
+    assert done.returncode == 0, done.stderr
+    changed = [line for line in done.stdout.splitlines()[3:]
+               if line[:1] in "+-" and line[1:].strip()]
+    if step not in LONG_DIFF_STEPS:
+        assert len(changed) <= 30, f"{step}: {len(changed)} changed lines"
+        return
+    quoted = LONG_DIFF_STEPS[step]
+    assert quoted == f"{len(changed)} changed lines"
+    text = " ".join((ROOT / step / "README.md").read_text().split())
+    assert f"`make diff STEP={step}`" in text and quoted in text
+
+
 def test_make_diff_rejects_an_unknown_step():
     done = make("diff", "STEP=CUDA.v99")
     assert done.returncode != 0 and "usage: make diff STEP=X" in done.stderr

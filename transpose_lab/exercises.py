@@ -18,9 +18,10 @@ declares it), so that the exercise builds with the same `make`, runs, and fails 
 
 A step joins the course by having markers: the steps are found by scanning every folder of the
 repository root for a transpose.cu or transpose.cpp that holds a `LESSON: begin` line; no list
-of steps is kept here. exercises/<step>/ gets the step's Makefile, its README.md and the
-exercise source; exercises/common is a link to the real common/, so `include ../common/step.mk`
-and `#include "../common/..."` resolve exactly as they do in the step. An exercise source that
+of steps is kept here. exercises/<step>/ gets the step's Makefile, its README.md, its
+variants.cu (other launchers to compare, where it has them) and the exercise source;
+exercises/common is a link to the real common/, so `include ../common/step.mk` and
+`#include "../common/..."` resolve exactly as they do in the step. An exercise source that
 differs from what would be written now (a student's work) is kept, unless --force.
 """
 import argparse
@@ -33,7 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("transpose.cu", "transpose.cpp")
-COPIED = ("Makefile", "README.md")  # besides the source, copied unchanged when present
+COPIED = ("Makefile", "README.md", "variants.cu")  # besides the source, copied unchanged if there
 MARKER = re.compile(r"^(?P<indent>\s*)//\s*LESSON:\s*(?P<what>begin|stub|end)\b\s?(?P<text>.*)$")
 EXIT_USAGE = 2
 
