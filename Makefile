@@ -26,6 +26,10 @@ SCALING_SIZE ?= 8192
 SWEEP_SIZES ?= 256 512 1000 1024 2048 3000 4096 6000 8192 12000 16384
 BENCH_SHAPES ?= 8192x8192 16384x16384 8191x8193 1024x65536 65536x1024
 BENCH_DTYPES ?= $(DTYPE)
+STREAMS_CASES ?= 16384x16384:float32 8192x8192:float64 8192x8192:float32
+OUT_OF_CORE_SHAPE ?= 65536x131072:float32
+OUT_OF_CORE_DEVICE_MEM ?= 2147483648
+MULTIGPU_SIZES ?= 8192 16384
 RESULTS ?= results
 OMP_PIN := OMP_PROC_BIND=close OMP_PLACES=cores
 
@@ -57,7 +61,9 @@ SIZE_ARGS := --rows $(ROWS) --cols $(COLS) $(if $(REPS),--reps $(REPS))
 DTYPE_ARG := --dtype $(DTYPE)
 
 .DEFAULT_GOAL := help
-.PHONY: help all run-all scaling sweep bench dtypes torch-reference plots profile readme test diff format clean \
+.PHONY: help all run-all scaling sweep bench dtypes torch-reference streams streams-sweep \
+	out-of-core multigpu \
+	plots profile readme test diff format clean \
         $(ALL_STEPS) tests-build
 
 help:
@@ -76,6 +82,14 @@ help:
 	@echo "                     BENCH_SHAPES for each of BENCH_DTYPES (default DTYPE) -> results/bench.csv"
 	@echo "  make dtypes        every step for every element type at ROWS x COLS -> results/dtypes.csv, dtypes.png"
 	@echo "  make torch-reference  PyTorch x.t().contiguous() per dtype -> results/torch_reference.csv"
+	@echo "  make streams       CUDA.v8_streams (both ways down, pageable, timeline) and CPU.omp blocked"
+	@echo "                     at STREAMS_CASES -> results/streams.csv, streams_timeline.png"
+	@echo "  make streams-sweep CUDA.v8_streams at the first of STREAMS_CASES over --streams 2..4 and"
+	@echo "                     --down-blocks 8..132 -> results/streams_sweep.csv"
+	@echo "  make out-of-core   CUDA.v8_streams at OUT_OF_CORE_SHAPE through OUT_OF_CORE_DEVICE_MEM bytes"
+	@echo "                     of device memory -> results/out_of_core.csv"
+	@echo "  make multigpu      CUDA.v9_multigpu on every visible GPU against CUDA.v7_packed on one, at"
+	@echo "                     MULTIGPU_SIZES (and mpirun -np 1) -> results/multigpu.csv"
 	@echo "  make profile       Nsight Compute metrics of every CUDA step -> results/profile.csv"
 	@echo "  make plots         PNG pictures from the CSV files in results/"
 	@echo "  make readme        regenerate the README tables from RESULTS (default results/)"
@@ -87,7 +101,7 @@ help:
 	@echo "  make clean         remove builds and results"
 	@echo
 	@echo "Variables: ROWS COLS REPS DTYPE SCALING_SIZE SWEEP_SIZES BENCH_SHAPES BENCH_DTYPES PROFILE_SIZE"
-	@echo "           CUDA_ARCH"
+	@echo "           STREAMS_CASES OUT_OF_CORE_SHAPE OUT_OF_CORE_DEVICE_MEM MULTIGPU_SIZES CUDA_ARCH"
 	@echo "  DTYPE (run-all, scaling, sweep, bench, profile; default float32): uint8 float16 bfloat16"
 	@echo "        float32 float64 complex64 complex128"
 
@@ -142,6 +156,21 @@ torch-reference: $(PY_READY)
 	@mkdir -p $(RESULTS)
 	@$(TORCH_REFERENCE) --csv $(RESULTS)/torch_reference.csv || [ $$? -eq 77 ]
 
+# The steps of other kinds: their own ceilings, their own CSVs (transpose_lab/other_kinds.py).
+OTHER_KINDS := $(PY) -m transpose_lab.other_kinds
+streams: $(PIPELINE_STEPS) $(CPU_STEPS) $(PY_READY)
+	$(OTHER_KINDS) streams --results $(RESULTS) --cases $(STREAMS_CASES)
+
+streams-sweep: $(PIPELINE_STEPS) $(PY_READY)
+	$(OTHER_KINDS) streams-sweep --results $(RESULTS) --cases $(firstword $(STREAMS_CASES))
+
+out-of-core: $(PIPELINE_STEPS) $(PY_READY)
+	$(OTHER_KINDS) out-of-core --results $(RESULTS) --shape $(OUT_OF_CORE_SHAPE) \
+	  --device-mem $(OUT_OF_CORE_DEVICE_MEM)
+
+multigpu: $(DISTRIBUTED_STEPS) $(LAST_STEP) $(PY_READY)
+	$(OTHER_KINDS) multigpu --results $(RESULTS) --sizes $(MULTIGPU_SIZES)
+
 profile: all $(PY_READY)
 	@mkdir -p $(RESULTS)
 	$(PY) -m transpose_lab.ncu_profile --steps $(CUDA_STEPS) $(REFERENCE_STEPS) \
@@ -182,7 +211,8 @@ check: $(PY_READY)
 	@$(PY) -m transpose_lab.grader $(STEP) $(if $(FROM),--from $(FROM)) $(if $(QUICK),--quick)
 
 format:
-	clang-format -i common/*.cpp common/*.hpp common/*.cu common/*.cuh */transpose.c* tests/*.cpp
+	clang-format -i common/*.cpp common/*.hpp common/*.cu common/*.cuh */transpose.c* */variants.cu \
+	  tests/*.cpp
 
 clean:
 	@for step in $(ALL_STEPS); do $(MAKE) --no-print-directory -C $$step clean; done

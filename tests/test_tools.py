@@ -452,3 +452,26 @@ def test_run_all_runs_every_variant_of_a_step_that_lists_them(tmp_path):
     log = csv_path.with_suffix(".log").read_text()
     assert "CUDA.var/transpose 16 16 --dtype float32 --variant all" in log
     assert "CUDA.k/transpose 16 16 --dtype float32 --csv" in log  # no variants: no --variant
+
+
+def test_the_benchmarks_of_the_other_kinds_are_make_targets_that_skip_without_a_gpu(tmp_path):
+    done = make("streams", f"RESULTS={tmp_path}", "STREAMS_CASES=96x40:float64")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "CPU.omp blocked 96x40 float64: verified" in done.stdout
+    rows = read_results(tmp_path / "streams.csv")
+    assert any(r["step"] == "CPU.omp" and r["dtype"] == "float64" for r in rows)
+    if gpu_unavailable_reason() is None:  # with a GPU: the pipeline's rows, both ways down
+        assert {"pipeline", "copy-engine-down"} <= {r["variant"] for r in rows}, rows
+        assert (tmp_path / "streams_timeline.png").is_file()
+    else:
+        assert done.stdout.count("skipped") >= 4  # the pipeline runs, each said, never silent
+    for target in ("multigpu", "out-of-core"):
+        done = make(target, f"RESULTS={tmp_path}", "MULTIGPU_SIZES=64",
+                    "OUT_OF_CORE_SHAPE=64x48:uint8", "OUT_OF_CORE_DEVICE_MEM=4096")
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_bad_streams_case_is_refused_in_one_line():
+    done = subprocess.run([sys.executable, "-m", "transpose_lab.other_kinds", "streams",
+                           "--cases", "16384:float32"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 2 and "expected ROWSxCOLS[:DTYPE]" in done.stderr

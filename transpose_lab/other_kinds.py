@@ -1,0 +1,184 @@
+"""The benchmarks of the steps of other kinds, each one `make` target, so that every figure their
+lab texts quote can be made again with one command:
+
+    python -m transpose_lab.other_kinds streams     --results DIR [--cases 16384x16384:float32 ...]
+    python -m transpose_lab.other_kinds out-of-core --results DIR [--shape 65536x131072]
+                                                    [--device-mem BYTES]
+    python -m transpose_lab.other_kinds multigpu    --results DIR [--sizes 8192 16384]
+    python -m transpose_lab.other_kinds streams-sweep --results DIR [--cases ...]
+                                      [--streams-list 2 3 4] [--down-blocks-list 8 16 32 ...]
+
+streams (make streams): for each case, CUDA.v8_streams with the SMs writing the output down
+(the default) and with one strided 2D copy per piece (--down copy-engine), each next to its own
+ceilings (the overlapped bus, the serial round trip of the last kernel step), and CPU.omp blocked
+at the same size and type: DIR/streams.csv. The first case also runs from pageable host memory
+(DIR/streams_pageable.log) and writes the timeline of every piece (DIR/streams_timeline.csv and
+.png, CUDA.v8_streams/plot_timeline.py).
+
+streams-sweep (make streams-sweep): how the pipeline's two knobs were chosen: CUDA.v8_streams
+at the first case for every --streams K and --down-blocks B of the lists: DIR/streams_sweep.csv
+(each pipeline row next to the serial row of the same run).
+
+out-of-core (make out-of-core): one matrix larger than the device memory it may use
+(default 65536 x 131072 float32, 32 GiB each way, through 2 GiB): DIR/out_of_core.csv and .log.
+The program itself refuses, with the bytes it needs, where host memory is short.
+
+multigpu (make multigpu): CUDA.v9_multigpu over every visible GPU (--gpus N, N = all) and the
+last kernel step on one GPU, at each size: DIR/multigpu.csv; then `mpirun -np 1` of the same
+program where mpirun is installed (DIR/multigpu_mpi.csv).
+
+A program without a GPU prints one line and exits 77: the benchmark goes on and says "skipped"
+at the end. Exit 0 when every run verified (or was skipped), 1 when one failed.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from transpose_lab.run_steps import EXIT_SKIPPED
+
+ROOT = Path(__file__).resolve().parent.parent
+PIPELINE = ROOT / "CUDA.v8_streams" / "transpose"
+DISTRIBUTED = ROOT / "CUDA.v9_multigpu" / "transpose"
+LAST_KERNEL_STEP = ROOT / "CUDA.v7_packed" / "transpose"
+CPU = ROOT / "CPU.omp" / "transpose"
+DEFAULT_CASES = ["16384x16384:float32", "8192x8192:float64", "8192x8192:float32"]
+PAGEABLE_REPS = 3  # pageable runs are 10x slower: three are enough for a median
+OUT_OF_CORE_REPS = 3
+
+
+class Runs:
+    """Runs programs, prints one line each, and remembers what failed or was skipped."""
+
+    def __init__(self):
+        self.failed, self.skipped = [], []
+
+    def __call__(self, label, command, log=None, env=None):
+        done = subprocess.run([str(c) for c in command], capture_output=True, text=True,
+                              env={**os.environ, **(env or {})})
+        output = done.stdout + done.stderr
+        if log:
+            Path(log).write_text(output)
+        lines = output.strip().splitlines() or [""]
+        if done.returncode == EXIT_SKIPPED:  # the program's own line says why
+            self.skipped.append(label)
+            print(f"{label}: {next((x for x in lines if 'skipped' in x), lines[-1])}")
+        elif done.returncode != 0:
+            self.failed.append(label)
+            print(f"{label}: FAILED (exit {done.returncode}): {lines[-1]}")
+        else:
+            print(f"{label}: verified")
+        return done.returncode
+
+    def summary(self):
+        if self.skipped:
+            print(f"skipped (no CUDA device): {len(self.skipped)} run(s)")
+        if self.failed:
+            print(f"FAILED: {', '.join(self.failed)}", file=sys.stderr)
+        return 1 if self.failed else 0
+
+
+def parse_case(text):
+    try:
+        shape, dtype = text.split(":") if ":" in text else (text, "float32")
+        rows, cols = (int(x) for x in shape.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}': expected ROWSxCOLS[:DTYPE], "
+                                         "e.g. 16384x16384:float32") from None
+    return rows, cols, dtype
+
+
+def streams(results, cases, runs):
+    csv = results / "streams.csv"
+    for index, (rows, cols, dtype) in enumerate(cases):
+        size = [rows, cols, "--dtype", dtype]
+        for down in ("kernel", "copy-engine"):
+            runs(f"CUDA.v8_streams {rows}x{cols} {dtype} --down {down}",
+                 [PIPELINE, *size, "--down", down, "--csv", csv])
+        runs(f"CPU.omp blocked {rows}x{cols} {dtype}",
+             [CPU, *size, "--variant", "blocked", "--reps", 5, "--csv", csv],
+             env={"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"})
+        if index == 0:
+            runs(f"CUDA.v8_streams {rows}x{cols} {dtype} pageable",
+                 [PIPELINE, *size, "--host-memory", "pageable", "--reps", PAGEABLE_REPS,
+                  "--csv", csv], log=results / "streams_pageable.log")
+            timeline = results / "streams_timeline.csv"
+            if runs(f"CUDA.v8_streams {rows}x{cols} {dtype} timeline",
+                    [PIPELINE, *size, "--reps", 3, "--timeline", timeline]) == 0:
+                runs("timeline picture", [sys.executable, ROOT / "CUDA.v8_streams" /
+                                          "plot_timeline.py", timeline, "-o",
+                                          results / "streams_timeline.png"])
+
+
+def streams_sweep(results, case, streams_list, blocks_list, runs):
+    rows, cols, dtype = case
+    for streams_count in streams_list:
+        for blocks in blocks_list:
+            runs(f"CUDA.v8_streams {rows}x{cols} {dtype} --streams {streams_count} "
+                 f"--down-blocks {blocks}",
+                 [PIPELINE, rows, cols, "--dtype", dtype, "--streams", streams_count,
+                  "--down-blocks", blocks, "--csv", results / "streams_sweep.csv"])
+
+
+def out_of_core(results, shape, device_mem, runs):
+    rows, cols, dtype = shape
+    runs(f"CUDA.v8_streams {rows}x{cols} {dtype} --device-mem {device_mem}",
+         [PIPELINE, rows, cols, "--dtype", dtype, "--device-mem", device_mem,
+          "--reps", OUT_OF_CORE_REPS, "--csv", results / "out_of_core.csv"],
+         log=results / "out_of_core.log")
+
+
+def multigpu(results, sizes, runs):
+    csv = results / "multigpu.csv"
+    env = {"NCCL_NVLS_ENABLE": "0"}  # NVLink multicast can take a shared machine out of service
+    for n in sizes:
+        runs(f"CUDA.v9_multigpu {n}x{n} (every visible GPU)", [DISTRIBUTED, n, n, "--csv", csv],
+             env=env)
+        runs(f"CUDA.v7_packed {n}x{n} (one GPU)", [LAST_KERNEL_STEP, n, n, "--csv", csv])
+    mpirun = shutil.which("mpirun")
+    if mpirun is None or runs.skipped:
+        print("mpirun -np 1: skipped: " + ("mpirun is not installed" if mpirun is None
+                                           else "no CUDA device"))
+        return
+    n = sizes[0]
+    runs(f"mpirun -np 1 CUDA.v9_multigpu {n}x{n}",
+         [mpirun, "--allow-run-as-root", "-np", 1, DISTRIBUTED, n, n, "--csv",
+          results / "multigpu_mpi.csv"], env=env)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("what", choices=["streams", "streams-sweep", "out-of-core", "multigpu"])
+    parser.add_argument("--results", default=str(ROOT / "results"), help="folder to write")
+    parser.add_argument("--cases", nargs="+", type=parse_case,
+                        default=[parse_case(c) for c in DEFAULT_CASES],
+                        help="streams: ROWSxCOLS[:DTYPE] ...")
+    parser.add_argument("--streams-list", nargs="+", type=int, default=[2, 3, 4],
+                        help="streams-sweep: --streams values")
+    parser.add_argument("--down-blocks-list", nargs="+", type=int,
+                        default=[8, 12, 16, 24, 32, 64, 132], help="streams-sweep: --down-blocks")
+    parser.add_argument("--shape", type=parse_case, default=parse_case("65536x131072:float32"),
+                        help="out-of-core: ROWSxCOLS[:DTYPE]")
+    parser.add_argument("--device-mem", type=int, default=2 << 30,
+                        help="out-of-core: device memory the pipeline may use (bytes)")
+    parser.add_argument("--sizes", nargs="+", type=int, default=[8192, 16384],
+                        help="multigpu: square sizes")
+    args = parser.parse_args(argv)
+    results = Path(args.results)
+    results.mkdir(parents=True, exist_ok=True)
+    runs = Runs()
+    if args.what == "streams":
+        streams(results, args.cases, runs)
+    elif args.what == "streams-sweep":
+        streams_sweep(results, args.cases[0], args.streams_list, args.down_blocks_list, runs)
+    elif args.what == "out-of-core":
+        out_of_core(results, args.shape, args.device_mem, runs)
+    else:
+        multigpu(results, args.sizes, runs)
+    return runs.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
