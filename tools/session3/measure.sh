@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Third session's device calls: tools/session3/measure.sh SECTION... (run from the repository root).
+# Sections run in the order given; each writes under /tmp/r (tarred to $OUT/r.tgz at the end) and
+# prints a few lines; one that would pass the time left (LIMIT, seconds) is skipped and says so.
+#   build       make all tests-build, machine.txt
+#   v2          v2's two variants at 8192^2 and both under compute-sanitizer (variants.cu moved)
+#   v7probe     v7 against two probes at 8191 x 8193, every type: v7r (the realigned kernel also
+#               for 4- and 8-byte elements) and v7b (the realigned kernel at 3 blocks an SM)
+#   sweep       make streams-sweep (--streams 3 4, --down-blocks 8 12 16 24 32)
+#   streams     make streams
+#   ooc         make out-of-core
+#   planted     pytest tests/test_course.py -k planted (every planted bug, index overflow included)
+#   gputests    pytest of the kernel-step tests of v2's variants and CUDA.copy
+set -uo pipefail
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 OMP_PROC_BIND=close OMP_PLACES=cores
+R=/tmp/r; mkdir -p $R; OUT=${OUT:-/tmp/out}; mkdir -p $OUT
+finish() { tar czf $OUT/r.tgz -C $R . ; }
+trap finish EXIT
+t0=$SECONDS
+LIMIT=${LIMIT:-570}
+left() { echo $((LIMIT - (SECONDS - t0))); }
+TYPES="uint8 float16 bfloat16 float32 float64 complex64 complex128"
+
+build() {
+  { nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version --format=csv
+    lscpu | grep -E "Model name|^CPU\(s\)"; nvcc --version | tail -1; free -g | head -2; } > $R/machine.txt 2>&1
+  make -j16 all tests-build > $R/build.log 2>&1 || { grep -B2 -A8 error $R/build.log | head -30; exit 1; }
+  echo "built"
+}
+v2() {
+  timeout 60 CUDA.v2/transpose 8192 8192 --variant all --csv $R/v2_variants.csv > $R/v2.log 2>&1; echo "v2 rc=$?"
+  grep -E "coalesced" $R/v2.log | head -4
+  for v in read-coalesced write-coalesced; do for tool in memcheck racecheck; do
+    timeout 60 compute-sanitizer --tool $tool --error-exitcode 9 CUDA.v2/transpose 67 45 --variant $v --reps 1 > $R/v2_san_${v}_$tool.log 2>&1
+    echo "sanitizer $tool v2 $v rc=$? $(grep -E 'ERROR SUMMARY' $R/v2_san_${v}_$tool.log)"; done; done
+}
+v7probe() {
+  for probe in v7r v7b; do
+    rm -rf CUDA.$probe; cp -r CUDA.v7_packed CUDA.$probe; rm -rf CUDA.$probe/.build CUDA.$probe/transpose
+  done
+  sed -i 's/  if constexpr (sizeof(T) >= 4)$/  if constexpr (sizeof(T) >= 16)/' CUDA.v7r/transpose.cu
+  sed -i 's/__launch_bounds__(CHUNKS\* kGroups, 2)/__launch_bounds__(CHUNKS* kGroups, 3)/' CUDA.v7b/transpose.cu
+  grep -c "sizeof(T) >= 16)" CUDA.v7r/transpose.cu; grep -c "kGroups, 3)" CUDA.v7b/transpose.cu
+  (make -C CUDA.v7r -j8 > $R/v7r_build.log 2>&1 & make -C CUDA.v7b -j8 > $R/v7b_build.log 2>&1; wait) || true
+  for d in $TYPES; do for st in CUDA.v7_packed CUDA.v7r CUDA.v7b CUDA.cublas; do
+    [ $(left) -lt 20 ] && { echo "v7probe: out of time at $d"; return; }
+    timeout 30 $st/transpose 8191 8193 --dtype $d --reps 20 --csv $R/v7probe.csv > $R/probe_last.log 2>&1
+    rc=$?; [ $rc -ne 0 ] && [ $rc -ne 2 ] && echo "FAILED $st $d rc=$rc: $(tail -2 $R/probe_last.log)"
+  done; done
+  python3 - $R/v7probe.csv <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for r in rows:
+    print(f"{r['step']:16} {r['dtype']:10} {float(r['median_ms']):8.4f} ms {float(r['pct_of_ceiling']):5.1f}% {r['verified']}")
+PY
+  for st in CUDA.v7r CUDA.v7b; do for d in float32 float64 complex64 uint8; do for s in "67 45" "37 4111" "1 400000"; do
+    timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 $st/transpose $s --dtype $d --reps 1 > $R/probe_san.log 2>&1
+    rc=$?; [ $rc -ne 0 ] && echo "sanitizer FAILED $st $d $s rc=$rc $(grep -m1 ERROR $R/probe_san.log)"
+  done; done; done; echo "probe sanitizers done"
+}
+sweep() {
+  timeout $(( $(left) - 10 )) python3 -m transpose_lab.other_kinds streams-sweep --results $R --streams-list 3 4 --down-blocks-list 8 12 16 24 32 > $R/make-streams-sweep.log 2>&1; echo "sweep rc=$?"
+  python3 - $R/streams_sweep.csv <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for r in rows:
+    if r["variant"] == "pipeline": print(f"{r['launch'][:60]:60} {float(r['median_ms']):8.3f} ms {float(r['pct_of_ceiling']):5.1f}%")
+PY
+}
+streams() {
+  timeout $(( $(left) - 10 )) make streams RESULTS=$R > $R/make-streams.log 2>&1; echo "streams rc=$?"
+  python3 - $R/streams.csv <<'PY'
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    print(f"{r['step']:16} {r['variant']:17} {r['rows']}x{r['cols']} {r['dtype']:8} {float(r['median_ms']):9.3f} ms {float(r['pct_of_ceiling']):5.1f}%")
+PY
+}
+ooc() {
+  timeout $(( $(left) - 5 )) make out-of-core RESULTS=$R > $R/make-out-of-core.log 2>&1; echo "out of core rc=$?"
+  grep -E "^  (pipeline|serial|copy|pieces|speedup)|check" $R/out_of_core.log | head -12
+}
+planted() {
+  timeout $(( $(left) - 5 )) python3 -m pytest -q -rs -p no:cacheprovider tests/test_course.py -k planted > $R/test_planted.log 2>&1; echo "planted rc=$?"; tail -8 $R/test_planted.log
+}
+gputests() {
+  timeout $(( $(left) - 5 )) python3 -m pytest -q -rs -p no:cacheprovider tests/test_cuda_steps.py -k "variant or copy" > $R/test_variants_copy.log 2>&1; echo "tests rc=$?"; tail -2 $R/test_variants_copy.log
+}
+for section in "$@"; do
+  if [ "$section" != build ] && [ $(left) -lt 30 ]; then echo "== $section skipped: $(left) s left"; continue; fi
+  echo "== $section ($((SECONDS - t0)) s)"
+  $section
+done
+echo "== done $((SECONDS - t0)) s"
