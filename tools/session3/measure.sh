@@ -6,6 +6,10 @@
 #   v2          v2's two variants at 8192^2 and both under compute-sanitizer (variants.cu moved)
 #   v7probe     v7 against two probes at 8191 x 8193, every type: v7r (the realigned kernel also
 #               for 4- and 8-byte elements) and v7b (the realigned kernel at 3 blocks an SM)
+#   v7probe2    v7 against three more probes at 8191 x 8193: v7t (v6's kernel with 32 x 32 tiles for
+#               8-byte elements), v7h (its blocks 32 x 16), v7q (the realigned kernel at 4 blocks an
+#               SM for 2-byte elements)
+#   bench       make bench for every type (v7 against the fastest library, 5 shapes)
 #   sweep       make streams-sweep (--streams 3 4, --down-blocks 8 12 16 24 32)
 #   streams     make streams
 #   ooc         make out-of-core
@@ -57,6 +61,33 @@ PY
     timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 $st/transpose $s --dtype $d --reps 1 > $R/probe_san.log 2>&1
     rc=$?; [ $rc -ne 0 ] && echo "sanitizer FAILED $st $d $s rc=$rc $(grep -m1 ERROR $R/probe_san.log)"
   done; done; done; echo "probe sanitizers done"
+}
+v7probe2() {
+  for probe in v7t v7h v7q; do
+    rm -rf CUDA.$probe; cp -r CUDA.v7_packed CUDA.$probe; rm -rf CUDA.$probe/.build CUDA.$probe/transpose
+  done
+  sed -i 's/constexpr int ELEMENT_TILE = sizeof(T) <= 8 ? 64 : 32;/constexpr int ELEMENT_TILE = sizeof(T) <= 4 ? 64 : 32;/' CUDA.v7t/transpose.cu
+  sed -i 's/^constexpr int BLOCK_ROWS = 8;/constexpr int BLOCK_ROWS = 16;/' CUDA.v7h/transpose.cu
+  sed -i 's/constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;/constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 4;/' CUDA.v7q/transpose.cu
+  echo "edits: $(grep -c 'sizeof(T) <= 4 ? 64' CUDA.v7t/transpose.cu) $(grep -c '^constexpr int BLOCK_ROWS = 16' CUDA.v7h/transpose.cu) $(grep -c '1 ? 2 : 4' CUDA.v7q/transpose.cu)"
+  for p in v7t v7h v7q; do make -C CUDA.$p -j8 > $R/${p}_build.log 2>&1 & done; wait
+  for d in float16 float32 float64 complex64 complex128; do for st in CUDA.v7_packed CUDA.v7t CUDA.v7h CUDA.v7q CUDA.cublas; do
+    timeout 30 $st/transpose 8191 8193 --dtype $d --reps 20 --csv $R/v7probe2.csv > $R/probe_last.log 2>&1
+    rc=$?; [ $rc -ne 0 ] && [ $rc -ne 2 ] && echo "FAILED $st $d rc=$rc: $(tail -2 $R/probe_last.log)"
+  done; done
+  python3 - $R/v7probe2.csv <<'PY'
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    print(f"{r['step']:16} {r['dtype']:10} {float(r['median_ms']):8.4f} ms {float(r['pct_of_ceiling']):5.1f}% {r['verified']}")
+PY
+  for st in CUDA.v7t CUDA.v7h CUDA.v7q CUDA.v7_packed; do for d in float16 float64 complex128; do for s in "67 45" "37 4111" "1 400000"; do
+    timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 $st/transpose $s --dtype $d --reps 1 > $R/probe_san.log 2>&1
+    rc=$?; [ $rc -ne 0 ] && echo "sanitizer FAILED $st $d $s rc=$rc $(grep -m1 ERROR $R/probe_san.log)"
+  done; done; done; echo "probe sanitizers done"
+}
+bench() {
+  timeout $(( $(left) - 5 )) make bench RESULTS=$R BENCH_DTYPES="$TYPES" REPS=10 > $R/make-bench.log 2>&1; echo "bench rc=$?"
+  grep -E "^\| " $R/make-bench.log | head -45
 }
 sweep() {
   timeout $(( $(left) - 10 )) python3 -m transpose_lab.other_kinds streams-sweep --results $R --streams-list 3 4 --down-blocks-list 8 12 16 24 32 > $R/make-streams-sweep.log 2>&1; echo "sweep rc=$?"
