@@ -151,7 +151,11 @@ LaunchShape launch_packed(const T* in, T* out, int rows, int cols, cudaStream_t 
 constexpr int SECTOR_BYTES = 32;  // DRAM and L2 move whole 32-byte sectors
 
 // ---- 4-, 8- and 16-byte elements: v6_locality's kernel (see its README for the three ideas) ----
-constexpr int BLOCK_ROWS = 8;
+// Rows of threads a block: 16 for 8-byte elements, whose 64 x 64 tile otherwise gives each thread
+// 18 loads and stores (H200, 8191 x 8193 float64: 93.2% of the copy with 16, 83.2% with 8; float32
+// and complex128 lose 0.5-1% with 16: docs/results/session3/v7probe2.csv).
+template <class T>
+constexpr int BLOCK_ROWS = sizeof(T) == 8 ? 16 : 8;
 constexpr int WARP_SIZE = 32;
 template <class T>
 constexpr int ELEMENT_TILE = sizeof(T) <= 8 ? 64 : 32;  // 64 x 65 x 16 bytes would not fit
@@ -159,13 +163,14 @@ constexpr int ELEMENT_TILE = sizeof(T) <= 8 ? 64 : 32;  // 64 x 65 x 16 bytes wo
 template <class T, bool kRowsWholeSectors>
 __global__ void element_kernel(const T* in, T* out, int rows, int cols) {
   constexpr int TILE_DIM = ELEMENT_TILE<T>, SECTOR_ELEMENTS = SECTOR_BYTES / sizeof(T);
+  constexpr int ROWS_STEP = BLOCK_ROWS<T>;
   constexpr int EXTRA_ROWS =
-      kRowsWholeSectors ? 0 : (SECTOR_ELEMENTS > BLOCK_ROWS ? SECTOR_ELEMENTS : BLOCK_ROWS);
+      kRowsWholeSectors ? 0 : (SECTOR_ELEMENTS > ROWS_STEP ? SECTOR_ELEMENTS : ROWS_STEP);
   __shared__ T tile[TILE_DIM + EXTRA_ROWS][TILE_DIM + 1];
   const int tile_r = blockIdx.x * TILE_DIM, tile_c = tile_column(cols, TILE_DIM);
   const int c = tile_c + threadIdx.x;
 #pragma unroll
-  for (int j = 0; j < TILE_DIM + EXTRA_ROWS; j += BLOCK_ROWS) {
+  for (int j = 0; j < TILE_DIM + EXTRA_ROWS; j += ROWS_STEP) {
 #pragma unroll
     for (int i = 0; i < TILE_DIM; i += WARP_SIZE) {
       const int r = tile_r + threadIdx.y + j;
@@ -175,7 +180,7 @@ __global__ void element_kernel(const T* in, T* out, int rows, int cols) {
   }
   __syncthreads();
 #pragma unroll
-  for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS) {
+  for (int j = 0; j < TILE_DIM; j += ROWS_STEP) {
     const int out_row = tile_c + threadIdx.y + j;
     if (out_row >= cols) continue;
     const size_t row_start = static_cast<size_t>(out_row) * rows;
@@ -195,7 +200,7 @@ __global__ void element_kernel(const T* in, T* out, int rows, int cols) {
 
 template <class T>
 LaunchShape launch_elements(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
-  const dim3 block(WARP_SIZE, BLOCK_ROWS), grid = tile_grid(rows, cols, ELEMENT_TILE<T>);
+  const dim3 block(WARP_SIZE, BLOCK_ROWS<T>), grid = tile_grid(rows, cols, ELEMENT_TILE<T>);
   if (rows % (SECTOR_BYTES / sizeof(T)) == 0)
     element_kernel<T, true><<<grid, block, 0, stream>>>(in, out, rows, cols);
   else

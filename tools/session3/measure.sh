@@ -9,6 +9,8 @@
 #   v7probe2    v7 against three more probes at 8191 x 8193: v7t (v6's kernel with 32 x 32 tiles for
 #               8-byte elements), v7h (its blocks 32 x 16), v7q (the realigned kernel at 4 blocks an
 #               SM for 2-byte elements)
+#   san8        compute-sanitizer memcheck and racecheck of v7 for 8-byte and 2-byte elements on odd
+#               shapes (the two kernels changed this session)
 #   bench       make bench for every type (v7 against the fastest library, 5 shapes)
 #   sweep       make streams-sweep (--streams 3 4, --down-blocks 8 12 16 24 32)
 #   streams     make streams
@@ -84,6 +86,13 @@ PY
     timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 $st/transpose $s --dtype $d --reps 1 > $R/probe_san.log 2>&1
     rc=$?; [ $rc -ne 0 ] && echo "sanitizer FAILED $st $d $s rc=$rc $(grep -m1 ERROR $R/probe_san.log)"
   done; done; done; echo "probe sanitizers done"
+}
+san8() {
+  for d in float64 complex64 float16; do for s in "67 45" "37 4111" "1025 513" "1 400000"; do for tool in memcheck racecheck; do
+    timeout 60 compute-sanitizer --tool $tool --error-exitcode 9 CUDA.v7_packed/transpose $s --dtype $d --reps 1 > $R/san_last.log 2>&1
+    rc=$?; echo "$tool v7 $d $s rc=$rc $(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' $R/san_last.log)" >> $R/sanitizer_v7.log
+    [ $rc -ne 0 ] && echo "sanitizer FAILED $tool $d $s rc=$rc"
+  done; done; done; echo "san8: $(grep -c 'rc=0' $R/sanitizer_v7.log) of $(wc -l < $R/sanitizer_v7.log) clean"
 }
 bench() {
   timeout $(( $(left) - 5 )) make bench RESULTS=$R BENCH_DTYPES="$TYPES" REPS=10 > $R/make-bench.log 2>&1; echo "bench rc=$?"
