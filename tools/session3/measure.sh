@@ -96,7 +96,7 @@ san8() {
 }
 bench() {
   timeout $(( $(left) - 5 )) make bench RESULTS=$R BENCH_DTYPES="$TYPES" REPS=10 > $R/make-bench.log 2>&1; echo "bench rc=$?"
-  grep -E "^\| " $R/make-bench.log | head -45
+  sed -n '/^dtype /,$p' $R/make-bench.log
 }
 sweep() {
   timeout $(( $(left) - 10 )) python3 -m transpose_lab.other_kinds streams-sweep --results $R --streams-list 3 4 --down-blocks-list 8 12 16 24 32 > $R/make-streams-sweep.log 2>&1; echo "sweep rc=$?"
