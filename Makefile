@@ -26,6 +26,7 @@ SCALING_SIZE ?= 8192
 SWEEP_SIZES ?= 256 512 1000 1024 2048 3000 4096 6000 8192 12000 16384
 BENCH_SHAPES ?= 8192x8192 16384x16384 8191x8193 1024x65536 65536x1024
 BENCH_DTYPES ?= $(DTYPE)
+DTYPES_STEPS ?= $(STEPS)
 STREAMS_CASES ?= 16384x16384:float32 8192x8192:float64 8192x8192:float32
 OUT_OF_CORE_SHAPE ?= 65536x131072:float32
 OUT_OF_CORE_DEVICE_MEM ?= 2147483648
@@ -80,7 +81,8 @@ help:
 	@echo "  make sweep         every step over SWEEP_SIZES -> results/sweep.csv"
 	@echo "  make bench         $(LAST_STEP) vs the fastest of cuBLAS and cuBLASLt, as % of the copy, on"
 	@echo "                     BENCH_SHAPES for each of BENCH_DTYPES (default DTYPE) -> results/bench.csv"
-	@echo "  make dtypes        every step for every element type at ROWS x COLS -> results/dtypes.csv, dtypes.png"
+	@echo "  make dtypes        DTYPES_STEPS (default every step) for every element type at ROWS x COLS"
+	@echo "                     -> results/dtypes.csv, dtypes.png"
 	@echo "  make torch-reference  PyTorch x.t().contiguous() per dtype -> results/torch_reference.csv"
 	@echo "  make streams       CUDA.v8_streams (both ways down, pageable, timeline) and CPU.omp blocked"
 	@echo "                     at STREAMS_CASES -> results/streams.csv, streams_timeline.png"
@@ -101,7 +103,7 @@ help:
 	@echo "  make clean         remove builds and results"
 	@echo
 	@echo "Variables: ROWS COLS REPS DTYPE SCALING_SIZE SWEEP_SIZES BENCH_SHAPES BENCH_DTYPES PROFILE_SIZE"
-	@echo "           STREAMS_CASES OUT_OF_CORE_SHAPE OUT_OF_CORE_DEVICE_MEM MULTIGPU_SIZES CUDA_ARCH"
+	@echo "           DTYPES_STEPS STREAMS_CASES OUT_OF_CORE_SHAPE OUT_OF_CORE_DEVICE_MEM MULTIGPU_SIZES CUDA_ARCH"
 	@echo "  DTYPE (run-all, scaling, sweep, bench, profile; default float32): uint8 float16 bfloat16"
 	@echo "        float32 float64 complex64 complex128"
 
@@ -140,9 +142,9 @@ bench: $(LAST_STEP) $(LIBRARY_REFERENCES) $(PY_READY)
 
 # Every step for every element type at ROWS x COLS: one CSV, one step x dtype table, one picture
 # (the picture is drawn even when a step failed, from the rows that were written).
-dtypes: all $(PY_READY)
+dtypes: $(if $(filter-out $(STEPS),$(DTYPES_STEPS)),all,$(DTYPES_STEPS)) $(PY_READY)
 	@mkdir -p $(RESULTS)
-	@status=0; $(OMP_PIN) $(RUN_STEPS) dtypes --steps $(STEPS) $(SIZE_ARGS) \
+	@status=0; $(OMP_PIN) $(RUN_STEPS) dtypes --steps $(DTYPES_STEPS) $(SIZE_ARGS) \
 	  --csv $(RESULTS)/dtypes.csv || status=$$?; \
 	$(TORCH_REFERENCE) --csv $(RESULTS)/dtypes.csv || [ $$? -eq 77 ] || status=1; \
 	[ ! -f $(RESULTS)/dtypes.csv ] || $(PY) -m transpose_lab.plot_dtypes \
