@@ -16,6 +16,10 @@
 #   streams     make streams
 #   ooc         make out-of-core
 #   planted     pytest tests/test_course.py -k planted (every planted bug, index overflow included)
+#   quickbuild  make all (no tests)
+#   cpudtypes   make dtypes DTYPES_STEPS=CPU.omp (both variants, every type, 8192^2, the Xeon host)
+#   narrow      make streams STREAMS_CASES="8192x8192:uint8 8191x8193:float16"
+#   multigpu    make multigpu (one GPU here: --gpus 1 against v7)
 #   gputests    pytest of the kernel-step tests of v2's variants and CUDA.copy
 set -uo pipefail
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 OMP_PROC_BIND=close OMP_PLACES=cores
@@ -121,6 +125,30 @@ ooc() {
 }
 planted() {
   timeout $(( $(left) - 5 )) python3 -m pytest -q -rs -p no:cacheprovider tests/test_course.py -k planted > $R/test_planted.log 2>&1; echo "planted rc=$?"; tail -8 $R/test_planted.log
+}
+quickbuild() {
+  nvidia-smi --query-gpu=name,driver_version --format=csv > $R/machine.txt 2>&1; lscpu | grep -E "Model name|^CPU\(s\)" >> $R/machine.txt
+  make -j16 all > $R/build.log 2>&1 || { grep -B2 -A8 error $R/build.log | head -30; exit 1; }; echo built
+}
+cpudtypes() {
+  timeout $(( $(left) - 5 )) make dtypes DTYPES_STEPS=CPU.omp RESULTS=$R/cpu > $R/make-dtypes-cpu.log 2>&1; echo "dtypes rc=$?"
+  grep -A4 "^step" $R/make-dtypes-cpu.log | head -8; grep -E "blocked" $R/cpu/dtypes.log | head -0
+  python3 - $R/cpu/dtypes.csv <<'PY'
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    print(f"{r['variant']:8} {r['dtype']:10} {float(r['median_ms']):9.3f} ms {float(r['pct_of_ceiling']):5.1f}% threads {r['threads']}")
+PY
+}
+narrow() {
+  timeout $(( $(left) - 5 )) make streams RESULTS=$R/narrow STREAMS_CASES="8192x8192:uint8 8191x8193:float16" > $R/make-streams-narrow.log 2>&1; echo "narrow rc=$?"
+  python3 - $R/narrow/streams.csv <<'PY'
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    print(f"{r['step']:16} {r['variant']:17} {r['rows']}x{r['cols']} {r['dtype']:8} {float(r['median_ms']):9.3f} ms {float(r['pct_of_ceiling']):5.1f}%")
+PY
+}
+multigpu() {
+  timeout $(( $(left) - 5 )) make multigpu RESULTS=$R > $R/make-multigpu.log 2>&1; echo "multigpu rc=$?"; grep -vE "^(make|\.venv|python)" $R/make-multigpu.log | tail -6
 }
 gputests() {
   timeout $(( $(left) - 5 )) python3 -m pytest -q -rs -p no:cacheprovider tests/test_cuda_steps.py -k "variant or copy" > $R/test_variants_copy.log 2>&1; echo "tests rc=$?"; tail -2 $R/test_variants_copy.log
