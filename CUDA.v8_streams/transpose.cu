@@ -39,9 +39,27 @@ constexpr int kMaxDefaultPieces = 64;
 // transpose.
 constexpr int kDefaultDownBlocks = 16;
 constexpr std::size_t kDownWordBytes = 16;  // the widest word the way down writes
+// Without --down, the SMs write a piece down only where its row segments take words of at least
+// this many bytes; narrower, one 2D copy by the copy engine is faster (H200, 8191 x 8193 float16,
+// 2-byte words: 50.6% of the bus ceiling written by the SMs, 71.8% by 2D copies;
+// docs/results/session3/narrow/streams.csv).
+constexpr std::size_t kNarrowestKernelWord = 4;
 constexpr int kDownMaxThreads = 256;
 
 // ---- How the matrix is cut (host only) ----
+// The widest word (kDownWordBytes at most) that every piece's row segments start and end on: the
+// band widths, their first columns and the output's row length are all multiples of it.
+std::size_t down_word_bytes(const PiecePlan& plan) {
+  const std::size_t pitch = static_cast<std::size_t>(plan.rows) * plan.elem_bytes;
+  std::size_t word = kDownWordBytes;
+  for (int p = 0; p < plan.pieces && word > 1; ++p) {
+    const std::size_t first = static_cast<std::size_t>(plan.first_row(p)) * plan.elem_bytes;
+    const std::size_t width = static_cast<std::size_t>(plan.rows_of(p)) * plan.elem_bytes;
+    while (word > 1 && (pitch % word != 0 || first % word != 0 || width % word != 0)) word /= 2;
+  }
+  return word;
+}
+
 PiecePlan plan_pieces(const PipelineRequest& request, std::string* why) {
   const int rows = request.rows, streams = request.streams > 0 ? request.streams : kDefaultStreams;
   const std::size_t row_bytes = static_cast<std::size_t>(request.cols) * request.elem_bytes;
@@ -100,6 +118,9 @@ PiecePlan plan_pieces(const PipelineRequest& request, std::string* why) {
   plan.pieces = pieces;
   plan.streams = std::min(streams, pieces);
   plan.down = request.down;
+  if (plan.down == DownPath::kAuto)
+    plan.down =
+        down_word_bytes(plan) >= kNarrowestKernelWord ? DownPath::kKernel : DownPath::kCopyEngine;
   plan.down_blocks = request.down_blocks;
   return plan;
 }

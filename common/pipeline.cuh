@@ -28,6 +28,7 @@ namespace lab {
 enum class DownPath {
   kKernel,      // the SMs write it, row segment by row segment (needs pinned, mapped host memory)
   kCopyEngine,  // one strided 2D copy by the device-to-host copy engine
+  kAuto,        // the step chooses from the plan (a request only: a plan holds one of the two)
 };
 
 // What the command line asks of the pipeline; 0 leaves the choice to the step.
@@ -36,8 +37,8 @@ struct PipelineRequest {
   int streams = 0;             // --streams K
   int pieces = 0;              // --pieces N
   std::size_t device_mem = 0;  // --device-mem: bytes of device memory the pipeline may allocate
-  DownPath down = DownPath::kKernel;  // --down kernel|copy-engine (pageable: the copy engine)
-  int down_blocks = 0;                // --down-blocks B: the grid of the kernel that writes down
+  DownPath down = DownPath::kAuto;  // --down kernel|copy-engine (pageable: the copy engine)
+  int down_blocks = 0;              // --down-blocks B: the grid of the kernel that writes down
 };
 
 // How the matrix is cut: piece p holds input rows [first_row(p), first_row(p + 1)), bands that
@@ -61,6 +62,10 @@ struct PiecePlan {
   }
   std::size_t device_bytes() const { return static_cast<std::size_t>(streams) * stream_bytes(); }
 };
+
+// The widest word (16 bytes at most) that every piece's output row segments start and end on, the
+// word the SMs would write down in (the step's, CUDA.v8_streams/transpose.cu).
+std::size_t down_word_bytes(const PiecePlan& plan);
 
 // Host only (no CUDA call): the plan for a request, or a plan with pieces == 0 and the reason in
 // *why (the request cannot be met: bad input). Defined by the step.

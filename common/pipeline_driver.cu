@@ -51,8 +51,10 @@ const char* const kPipelineUsage =
     "  --device-mem BYTES device memory the pipeline may use (default 2 GiB or a quarter of the\n"
     "                     free memory, the smaller)\n"
     "  --host-memory M    pinned (default) or pageable: the host matrices from malloc\n"
-    "  --down D           how a piece's output reaches host memory: kernel (default; the SMs\n"
-    "                     write it) or copy-engine (one strided 2D copy; always so when pageable)\n"
+    "  --down D           how a piece's output reaches host memory: kernel (the SMs write it) or\n"
+    "                     copy-engine (one strided 2D copy; always so when pageable). Default: "
+    "the\n"
+    "                     SMs where they can write words of 4 bytes or more, else 2D copies\n"
     "  --down-blocks B    thread blocks of the kernel that writes down (default 16)\n"
     "  --plan             print how the matrix would be cut, then exit (no GPU needed; without\n"
     "                     --device-mem the plan assumes the default's upper bound, 2 GiB)\n"
@@ -65,8 +67,9 @@ struct PipelineOptions {
   std::size_t device_mem = 0;  // 0: the default
   bool pageable = false;
   bool down_given = false;
-  lab::DownPath down = lab::DownPath::kKernel;
-  int down_blocks = 0;  // 0: the step's default
+  lab::DownPath down =
+      lab::DownPath::kAuto;  // kAuto: the step chooses (kernel where words are wide)
+  int down_blocks = 0;       // 0: the step's default
   bool plan_only = false;
   std::string timeline_path;
 };
@@ -206,12 +209,13 @@ int print_plan(lab::PipelineRequest request, const lab::Options& options) {
   const int smallest = plan.rows / plan.pieces, largest = plan.max_piece_rows();
   std::printf(
       "%s %d x %d %s: %d pieces of %s rows over %d streams, %zu bytes of device memory "
-      "(%s %zu)\n",
+      "(%s %zu), down by %s (the SMs would write %zu-byte words)\n",
       STEP_NAME, options.rows, options.cols, options.dtype->name, plan.pieces,
       smallest == largest ? std::to_string(largest).c_str()
                           : (std::to_string(smallest) + "-" + std::to_string(largest)).c_str(),
       plan.streams, plan.device_bytes(), given ? "--device-mem" : "assumed --device-mem",
-      request.device_mem);
+      request.device_mem, plan.down == lab::DownPath::kKernel ? "the SMs" : "2D copies",
+      lab::down_word_bytes(plan));
   return lab::kExitOk;
 }
 
@@ -389,7 +393,7 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
                                       ? "pageable (malloc): the driver stages every copy through "
                                         "pinned buffers of its own"
                                       : "pinned (cudaMallocHost)"),
-      std::string("down     ") + (pipeline.down == lab::DownPath::kKernel
+      std::string("down     ") + (plan.down == lab::DownPath::kKernel
                                       ? "the SMs write each piece's output into host memory"
                                       : "one strided 2D copy per piece, by the copy engine"),
       "pieces   " + std::to_string(plan.pieces) + " bands of " + piece_rows + " input rows over " +
