@@ -63,7 +63,7 @@ DTYPE_ARG := --dtype $(DTYPE)
 
 .DEFAULT_GOAL := help
 .PHONY: help all run-all scaling sweep bench dtypes torch-reference streams streams-sweep \
-	out-of-core multigpu \
+	out-of-core multigpu probes \
 	plots profile readme test diff format clean \
         $(ALL_STEPS) tests-build
 
@@ -92,6 +92,8 @@ help:
 	@echo "                     of device memory -> results/out_of_core.csv"
 	@echo "  make multigpu      CUDA.v9_multigpu on every visible GPU against CUDA.v7_packed on one, at"
 	@echo "                     MULTIGPU_SIZES (and mpirun -np 1) -> results/multigpu.csv"
+	@echo "  make probes       CUDA.v7_packed with one constant changed (PROBES=..., default all; list:"
+	@echo "                     python -m transpose_lab.probes --list) at PROBE_SHAPE -> results/probes.csv"
 	@echo "  make profile       Nsight Compute metrics of every CUDA step -> results/profile.csv"
 	@echo "  make plots         PNG pictures from the CSV files in results/"
 	@echo "  make readme        regenerate the README tables from RESULTS (default results/)"
@@ -103,7 +105,8 @@ help:
 	@echo "  make clean         remove builds and results"
 	@echo
 	@echo "Variables: ROWS COLS REPS DTYPE SCALING_SIZE SWEEP_SIZES BENCH_SHAPES BENCH_DTYPES PROFILE_SIZE"
-	@echo "           DTYPES_STEPS STREAMS_CASES OUT_OF_CORE_SHAPE OUT_OF_CORE_DEVICE_MEM MULTIGPU_SIZES CUDA_ARCH"
+	@echo "           DTYPES_STEPS PROBES PROBE_SHAPE PROBE_DTYPES STREAMS_CASES OUT_OF_CORE_SHAPE"
+	@echo "           OUT_OF_CORE_DEVICE_MEM MULTIGPU_SIZES CUDA_ARCH"
 	@echo "  DTYPE (run-all, scaling, sweep, bench, profile; default float32): uint8 float16 bfloat16"
 	@echo "        float32 float64 complex64 complex128"
 
@@ -173,6 +176,13 @@ out-of-core: $(PIPELINE_STEPS) $(PY_READY)
 multigpu: $(DISTRIBUTED_STEPS) $(LAST_STEP) $(PY_READY)
 	$(OTHER_KINDS) multigpu --results $(RESULTS) --sizes $(MULTIGPU_SIZES)
 
+# A step with one constant changed, measured against it (transpose_lab/probes.py lists them).
+PROBE_SHAPE ?= 8191x8193
+PROBE_DTYPES ?=
+probes: $(LAST_STEP) CUDA.cublas $(PY_READY)
+	$(PY) -m transpose_lab.probes --shape $(PROBE_SHAPE) --results $(RESULTS) \
+	  $(if $(PROBES),--probes $(PROBES)) $(if $(PROBE_DTYPES),--dtypes $(PROBE_DTYPES))
+
 profile: all $(PY_READY)
 	@mkdir -p $(RESULTS)
 	$(PY) -m transpose_lab.ncu_profile --steps $(CUDA_STEPS) $(REFERENCE_STEPS) \
@@ -219,7 +229,7 @@ format:
 clean:
 	@for step in $(ALL_STEPS); do $(MAKE) --no-print-directory -C $$step clean; done
 	@$(MAKE) --no-print-directory -C tests clean
-	rm -rf results
+	rm -rf results build
 
 # For the tests: `make -s print-CUDA_STEPS` prints a list, so the lists stay written once.
 print-%:

@@ -476,3 +476,22 @@ def test_a_bad_streams_case_is_refused_in_one_line():
     done = subprocess.run([sys.executable, "-m", "transpose_lab.other_kinds", "streams",
                            "--cases", "16384:float32"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 2 and "expected ROWSxCOLS[:DTYPE]" in done.stderr
+
+
+def test_every_probe_fits_its_step_exactly_once():
+    from transpose_lab import probes
+    for probe in probes.PROBES:
+        source = probes.probe_source(probe)
+        original = (ROOT / probe.step / "transpose.cu").read_text()
+        changed = [(a, b) for a, b in zip(original.split("\n"), source.split("\n")) if a != b]
+        assert changed == [(probe.line, probe.instead)], probe.name
+
+
+def test_a_probe_that_no_longer_fits_is_refused(tmp_path):
+    from transpose_lab import probes
+    stale = probes.Probe("stale", "CUDA.v7_packed", "constexpr int NOT_THERE = 1;", "", "")
+    with pytest.raises(probes.ProbeError, match="0 times, not once"):
+        probes.probe_source(stale)
+    done = subprocess.run([sys.executable, "-m", "transpose_lab.probes", "--probes", "nope"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 2 and "unknown probe" in done.stderr
