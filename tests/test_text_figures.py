@@ -87,21 +87,43 @@ def v9_text():
 
 
 def cublaslt_text():
-    bench = rows("bench_types.csv")
+    """CUDA.cublaslt/README.md's summary of the bench of every type (the code of 7ebb31c on both
+    GPUs; session 2's bench_types.csv is no longer quoted)."""
+    h200, h100 = rows("session3/bench_types.csv"), rows("h100/session3/bench_types.csv")
 
-    def span(step, dtypes, shapes=None):
-        got = [float(r["pct_of_ceiling"]) for r in bench if r["step"] == step
-               and r["dtype"] in dtypes and (shapes is None or (r["rows"], r["cols"]) in shapes)]
-        return f"{min(got):.1f}-{max(got):.1f}%"
+    def got(bench, step, dtypes, shapes=None):
+        return [float(r["pct_of_ceiling"]) for r in bench if r["step"] == step
+                and r["dtype"] in dtypes and (shapes is None or (r["rows"], r["cols"]) in shapes)]
+
+    def span(bench, step, dtypes, shapes=None):
+        values = got(bench, step, dtypes, shapes)
+        return f"{min(values):.1f}-{max(values):.1f}%"
 
     odd = {("8191", "8193")}
     aligned = {("8192", "8192"), ("16384", "16384"), ("1024", "65536"), ("65536", "1024")}
     wide = ("float32", "float64", "complex64", "complex128")
-    quotes = [f"uint8 at {span('CUDA.cublaslt', ['uint8'])} of the copy",
-              f"types at {span('CUDA.cublaslt', ['float16', 'bfloat16'])}",
-              f"({span('CUDA.cublaslt', ['float32'], aligned)[:-1]}% against "
-              f"{span('CUDA.cublas', ['float32'], aligned)} on the four\n  aligned shapes)",
-              f"every 4- to 16-byte type ({span('CUDA.cublaslt', wide, odd)})"]
+    lt, geam = "CUDA.cublaslt", "CUDA.cublas"
+    quotes = [f"uint8 at {span(h200, lt, ['uint8'])} of the copy on the H200 "
+              f"({span(h100, lt, ['uint8'])} on the\n  H100)",
+              f"the 16-bit types at {span(h200, lt, ['float16', 'bfloat16'])} "
+              f"({span(h100, lt, ['float16', 'bfloat16'])})",
+              f"({span(h200, lt, ['float32'], aligned)} against "
+              f"{span(h200, geam, ['float32'], aligned)} on the four aligned shapes)",
+              f"({span(h100, lt, ['float32'], aligned)}\n  against "
+              f"{span(h100, geam, ['float32'], aligned)}) and ahead at 65536 x 1024",
+              f"({span(h200, lt, wide, odd)} on the H200, {span(h100, lt, wide, odd)} on the H100)"]
+    # "trails geam for float32" on the H200 (every aligned shape), "ahead at 65536 x 1024" on the
+    # H100 and behind on the other three; "at 8191 x 8193 it trails for every 4- to 16-byte type"
+    for shape in aligned:
+        behind = got(h200, lt, ["float32"], {shape}) < got(h200, geam, ["float32"], {shape})
+        assert behind
+        ahead = got(h100, lt, ["float32"], {shape}) > got(h100, geam, ["float32"], {shape})
+        assert ahead == (shape == ("65536", "1024"))
+    for bench in (h200, h100):
+        for d in wide:
+            assert got(bench, lt, [d], odd) < got(bench, geam, [d], odd)
+        assert not [r for r in bench if r["step"] == geam and r["dtype"] in ("uint8", "float16",
+                                                                             "bfloat16")]
     return [("CUDA.cublaslt/README.md", q) for q in quotes]
 
 
