@@ -152,8 +152,9 @@ constexpr int SECTOR_BYTES = 32;  // DRAM and L2 move whole 32-byte sectors
 
 // ---- 4-, 8- and 16-byte elements: v6_locality's kernel (see its README for the three ideas) ----
 // Rows of threads a block: 16 for 8-byte elements, whose 64 x 64 tile otherwise gives each thread
-// 18 loads and stores (H200, 8191 x 8193 float64: 93.2% of the copy with 16, 83.2% with 8; float32
-// and complex128 lose 0.5-1% with 16: docs/results/session3/v7probe2.csv).
+// 18 loads and 16 or more stores (H200, 8191 x 8193 float64: 93.2% of the copy with 16, 83.2%
+// with 8; float32 and complex128 lose 0.5-1% with 16: docs/results/session3/v7probe2.csv; make
+// probes PROBES="v7_element_rows_8 v7_element_rows_16" measures both again).
 template <class T>
 constexpr int BLOCK_ROWS = sizeof(T) == 8 ? 16 : 8;
 constexpr int WARP_SIZE = 32;
@@ -312,7 +313,8 @@ __device__ int realign_cell(int out_row_local, int g) {
 
 // At least two blocks an SM, one loading while the other stores; three for 2-byte elements, whose
 // smaller tile leaves room for them (measured on an H200 at 8191 x 8193, float16: 80.4% of the copy
-// at three, 75.9% at two; uint8 drops from 59.3% to 54.0% at three: docs/results/session3/).
+// at three, 75.9% at two; uint8 drops from 59.3% to 54.0% at three: docs/results/session3/; the
+// v7_realign_* probes of make probes measure them again).
 template <class T>
 constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;
 template <class T, int kGroups>
