@@ -49,8 +49,12 @@ PAGEABLE_REPS = 3  # pageable runs are 10x slower: three are enough for a median
 OUT_OF_CORE_REPS = 3
 
 
+EXIT_USAGE = 2
+
+
 class Runs:
-    """Runs programs, prints one line each, and remembers what failed or was skipped."""
+    """Runs programs, prints one line each, and remembers what failed or was skipped (also used
+    by transpose_lab.probes)."""
 
     def __init__(self):
         self.failed, self.skipped = [], []
@@ -65,6 +69,8 @@ class Runs:
         if done.returncode == EXIT_SKIPPED:  # the program's own line says why
             self.skipped.append(label)
             print(f"{label}: {next((x for x in lines if 'skipped' in x), lines[-1])}")
+        elif done.returncode == EXIT_USAGE and any("does not support" in x for x in lines):
+            print(f"{label}: not supported by this step")  # e.g. cuBLAS geam and uint8
         elif done.returncode != 0:
             self.failed.append(label)
             print(f"{label}: FAILED (exit {done.returncode}): {lines[-1]}")

@@ -17,13 +17,12 @@ one failed, 2 for a probe that does not fit its step.
 """
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from transpose_lab.run_steps import EXIT_SKIPPED
+from transpose_lab.other_kinds import Runs
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "probes"
@@ -109,21 +108,6 @@ def write_probe(probe, build=BUILD, root=ROOT):
     return folder
 
 
-def run(label, command, failed, skipped):
-    done = subprocess.run([str(c) for c in command], capture_output=True, text=True)
-    lines = (done.stdout + done.stderr).strip().splitlines() or [""]
-    if done.returncode == EXIT_SKIPPED:
-        skipped.append(label)
-        print(f"{label}: {next((x for x in lines if 'skipped' in x), lines[-1])}")
-    elif done.returncode == 2 and any("does not support" in x for x in lines):
-        print(f"{label}: not supported by this step")
-    elif done.returncode != 0:
-        failed.append(label)
-        print(f"{label}: FAILED (exit {done.returncode}): {lines[-1]}")
-    else:
-        print(f"{label}: verified")
-
-
 def parse_shape(text):
     try:
         rows, cols = (int(x) for x in text.lower().split("x"))
@@ -158,7 +142,7 @@ def main(argv=None):
     except ProbeError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    failed, skipped = [], []
+    failed = []
     for probe, folder in zip(chosen, folders):
         built = subprocess.run(["make", "--no-print-directory", "-C", str(folder), "-j4"],
                                capture_output=True, text=True)
@@ -176,19 +160,16 @@ def main(argv=None):
     programs = [(s, ROOT / s / "transpose") for s in steps]
     programs += [(p.name, f / "transpose") for p, f in zip(chosen, folders)]
     programs.append((LIBRARY, ROOT / LIBRARY / "transpose"))
+    runs = Runs()
     for dtype in args.dtypes:
         for label, program in programs:
             if not Path(program).is_file():
-                print(f"{label}: not built (make {label.split('/')[0]})")
-                failed.append(label)
+                print(f"{label}: not built (make {label})")
+                runs.failed.append(label)
                 continue
-            run(f"{label} {rows}x{cols} {dtype}",
-                [program, rows, cols, "--dtype", dtype, "--reps", args.reps, "--csv", csv],
-                failed, skipped)
-    if skipped:
-        print(f"skipped (no CUDA device): {len(skipped)} run(s)")
-    if failed:
-        print(f"FAILED: {', '.join(failed)}", file=sys.stderr)
+            runs(f"{label} {rows}x{cols} {dtype}",
+                 [program, rows, cols, "--dtype", dtype, "--reps", args.reps, "--csv", csv])
+    if runs.summary() != 0:
         return 1
     print(f"CSV: {csv}")
     return 0
