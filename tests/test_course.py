@@ -21,7 +21,7 @@ CUDA_ARCH = "90"  # one architecture is enough to know that an exercise compiles
 MARKED = exercises.find_steps()
 STEPS_MARKED_WHEN_THE_COURSE_BEGAN = ["CPU.omp", "CUDA.v1", "CUDA.v2", "CUDA.v3", "CUDA.v4",
                                       "CUDA.v5_unroll", "CUDA.v6_locality"]
-STEPS_WITH_QUESTIONS = STEPS_MARKED_WHEN_THE_COURSE_BEGAN + ["CUDA.v7_packed"]
+STEPS_WITH_QUESTIONS = STEPS_MARKED_WHEN_THE_COURSE_BEGAN + ["CUDA.v7_packed", "CUDA.v8_streams"]
 # Each planted bug: the step it came from, and the checks that must fail (category, name prefix).
 PLANTED = {
     "missing_syncthreads": ("CUDA.v4", [("sanitizer", "racecheck")]),

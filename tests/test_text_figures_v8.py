@@ -174,7 +174,48 @@ def v8_text():
     return [("CUDA.v8_streams/README.md", q) for q in quotes]
 
 
-CHECKS = v8_text()
+def instructor_v8():
+    """docs/instructor.md's answers to v8's questions: the figures each one rests on."""
+    h200, h100 = pipeline_rows("H200"), pipeline_rows("H100")
+    f32 = ("16384", "float32", "pipeline")
+
+    def p(pair):
+        return float(pair[0]["pct_of_ceiling"])
+
+    def ms_of(row):
+        return float(row["median_ms"])
+
+    narrow_rows = {(a["rows"], a["dtype"], a["variant"]): a
+                   for a, _ in v8_pairs("session3/narrow/streams.csv")}
+    quotes = [f"crawls ({p(h200['16384', 'float32', 'copy-engine-down']):.1f}% of the bus ceiling",
+              f"wherever the segments lie: {p(h200[f32]):.1f}%",
+              f"each a separate write over the bus: "
+              f"{float(narrow_rows['8191', 'float16', 'pipeline']['pct_of_ceiling']):.1f}%",
+              f"reached {float(narrow_rows['8191', 'float16', 'copy-engine-down']['pct_of_ceiling']):.1f}%"]
+    bounds = {}
+    for gpu, pipe in (("H100", h100), ("H200", h200)):
+        a, b = pipe[f32]
+        ceiling = ms_of(a) * float(a["pct_of_ceiling"]) / 100
+        bounds[gpu] = (ms_of(a), ceiling, ms_of(b), ms_of(b) / ceiling, ms_of(b) / ms_of(a))
+    pipe_ms, ceiling, serial, bound, _ = bounds["H100"]
+    quotes += [f"took\n   {pipe_ms:.2f} ms at {p(h100[f32]):.1f}% of the ceiling",
+               f"the ceiling was about {ceiling:.1f} ms", f"round trip {serial:.2f} ms",
+               f"at most {bound:.2f}x"]
+    pipe_ms, ceiling, serial, bound, speed = bounds["H200"]
+    quotes += [f"({serial:.2f} ms against about {ceiling:.1f} ms)", f"the bound is {bound:.2f}x",
+               f"the pipeline's {pipe_ms:.2f} ms\n   is {speed:.2f}x"]
+    cpu = {r["rows"]: r for r in rows(STREAMS["H200"]) if r["step"] == "CPU.omp"}
+    gpu8 = ms_of(h200["8192", "float32", "pipeline"][0])
+    quotes += [f"took {ms_of(cpu['16384']):.2f} ms at 16384 x 16384 float32 against the pipeline's",
+               f"{ms_of(cpu['8192']):.2f} ms at 8192 x 8192 against {gpu8:.2f} ms",
+               f"({float(cpu['8192']['ceiling_gbps']):.0f} GB/s in that run) than for one of 1 GiB "
+               f"({float(cpu['16384']['ceiling_gbps']):.0f} GB/s)"]
+    buses = [float(a["ceiling_gbps"]) for a, _ in h200.values()]
+    assert all(abs(x - 101) < 1 for x in buses)  # "the bus stays at about 101 GB/s"
+    return [("docs/instructor.md", q) for q in quotes]
+
+
+CHECKS = v8_text() + instructor_v8()
 
 
 @pytest.mark.parametrize("text,quote", CHECKS, ids=lambda v: v[:60])
