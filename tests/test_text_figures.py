@@ -20,7 +20,9 @@ def glance():
     steps = [("v1", "CUDA.v1"), ("v2", "CUDA.v2"), ("v3", "CUDA.v3"), ("v4", "CUDA.v4"),
              ("v5", "CUDA.v5_unroll"), ("v6", "CUDA.v6_locality"), ("v7", "CUDA.v7_packed")]
     variant = {"CUDA.v2": "read-coalesced"}  # v2's default; its other variant is quoted below
-    quotes = [f"**{short}** {pct(CHAPTER2, step=step, **({'variant': variant[step]} if step in variant else {})):.0f}%"
+    def default(step):
+        return {"variant": variant[step]} if step in variant else {}
+    quotes = [f"**{short}** {pct(CHAPTER2, step=step, **default(step)):.0f}%"
               for short, step in steps]
     quotes.append(f"(`--variant write-coalesced`: "
                   f"{pct(CHAPTER2, step='CUDA.v2', variant='write-coalesced'):.0f}%:")
@@ -508,7 +510,8 @@ def one_profile(step):
     return next(r for r in rows("profile.csv") if r["step"] == step)
 
 
-CHECKS = (glance() + every_type() + v7_text() + v9_text() + cublaslt_text() + instructor_v7() + chapter1() + cpu_text()
+CHECKS = (glance() + every_type() + v7_text() + v9_text() + cublaslt_text() + instructor_v7()
+          + chapter1() + cpu_text()
           + readme_more() + cpu_more() + cuda_texts() + v6_text())
 
 

@@ -98,7 +98,8 @@ def v2_text():
     wr = {(g, v): m[g, v]["dram__bytes_write.sum"] / 1e6 for g in GPUS for v in VARIANTS}
     reads = [m[g, v]["dram__bytes_read.sum"] / 1e6 for g in GPUS for v in VARIANTS]
     quotes.append(
-        f"DRAM writes {wr['H200', 'read-coalesced']:.1f} against {wr['H200', 'write-coalesced']:.1f}"
+        f"DRAM writes {wr['H200', 'read-coalesced']:.1f} against "
+        f"{wr['H200', 'write-coalesced']:.1f}"
         f" MB on the H200 and {wr['H100', 'read-coalesced']:.1f} against\n  "
         f"{wr['H100', 'write-coalesced']:.1f} MB on the H100, and reads "
         f"{min(reads):.0f}-{max(reads):.0f} MB in all four runs")
