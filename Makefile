@@ -22,6 +22,7 @@ COLS ?= $(ROWS)
 REPS ?=
 DTYPE ?= float32
 PROFILE_SIZE ?= 4096
+PROFILE_COLS ?=
 SCALING_SIZE ?= 8192
 SWEEP_SIZES ?= 256 512 1000 1024 2048 3000 4096 6000 8192 12000 16384
 BENCH_SHAPES ?= 8192x8192 16384x16384 8191x8193 1024x65536 65536x1024
@@ -94,7 +95,8 @@ help:
 	@echo "                     MULTIGPU_SIZES (and mpirun -np 1) -> results/multigpu.csv"
 	@echo "  make probes       CUDA.v7_packed with one constant changed (PROBES=..., default all; list:"
 	@echo "                     python -m transpose_lab.probes --list) at PROBE_SHAPE -> results/probes.csv"
-	@echo "  make profile       Nsight Compute metrics of every CUDA step -> results/profile.csv"
+	@echo "  make profile       Nsight Compute metrics of every CUDA step at PROFILE_SIZE (x PROFILE_COLS)"
+	@echo "                     -> results/profile.csv"
 	@echo "  make plots         PNG pictures from the CSV files in results/"
 	@echo "  make readme        regenerate the README tables from RESULTS (default results/)"
 	@echo "  make diff STEP=X   what step X changed against the step before it"
@@ -105,8 +107,8 @@ help:
 	@echo "  make clean         remove builds and results"
 	@echo
 	@echo "Variables: ROWS COLS REPS DTYPE SCALING_SIZE SWEEP_SIZES BENCH_SHAPES BENCH_DTYPES PROFILE_SIZE"
-	@echo "           DTYPES_STEPS PROBES PROBE_SHAPE PROBE_DTYPES STREAMS_CASES OUT_OF_CORE_SHAPE"
-	@echo "           OUT_OF_CORE_DEVICE_MEM MULTIGPU_SIZES CUDA_ARCH"
+	@echo "           PROFILE_COLS DTYPES_STEPS PROBES PROBE_SHAPE PROBE_DTYPES STREAMS_CASES"
+	@echo "           OUT_OF_CORE_SHAPE OUT_OF_CORE_DEVICE_MEM MULTIGPU_SIZES CUDA_ARCH"
 	@echo "  DTYPE (run-all, scaling, sweep, bench, profile; default float32): uint8 float16 bfloat16"
 	@echo "        float32 float64 complex64 complex128"
 
@@ -186,7 +188,8 @@ probes: $(LAST_STEP) CUDA.cublas $(PY_READY)
 profile: all $(PY_READY)
 	@mkdir -p $(RESULTS)
 	$(PY) -m transpose_lab.ncu_profile --steps $(CUDA_STEPS) $(REFERENCE_STEPS) \
-	  --size $(PROFILE_SIZE) $(DTYPE_ARG) --csv $(RESULTS)/profile.csv
+	  --size $(PROFILE_SIZE) $(if $(PROFILE_COLS),--cols $(PROFILE_COLS)) $(DTYPE_ARG) \
+	  --csv $(RESULTS)/profile.csv
 
 plots: $(PY_READY)
 	$(PY) -m transpose_lab.make_plots --results $(RESULTS)

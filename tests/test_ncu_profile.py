@@ -375,3 +375,9 @@ def test_a_step_that_does_not_support_the_dtype_is_n_a_not_a_failure(tmp_path):
     assert "one launch per step, 4096 x 4096 uint8" in done.stdout  # the table names the type
     calls = (tmp_path / "ncu_calls.txt").read_text()
     assert "--dtype uint8" in calls
+
+
+def test_the_ncu_command_takes_an_odd_shape():
+    command = ncu_profile.ncu_command("ncu", Path("/lab/CUDA.v7_packed/transpose"), 8191,
+                                      "uint8", cols=8193)
+    assert command[-6:] == ["8191", "8193", "--dtype", "uint8", "--reps", "1"]

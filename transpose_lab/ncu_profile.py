@@ -295,10 +295,10 @@ def check_gpu(binary):
         raise Skip(f"no GPU: {said.split('skipped: ', 1)[-1]}")  # the step's own reason
 
 
-def ncu_command(ncu, binary, size, dtype=DEFAULT_DTYPE):
+def ncu_command(ncu, binary, size, dtype=DEFAULT_DTYPE, cols=None):
     return [ncu, "--profile-from-start", "off", "--clock-control", "none",
             "--metrics", ",".join(REQUESTED_METRICS), "--csv",
-            str(binary), str(size), str(size), "--dtype", dtype, "--reps", "1"]
+            str(binary), str(size), str(cols or size), "--dtype", dtype, "--reps", "1"]
 
 
 def refusal(output):
@@ -314,14 +314,15 @@ def last_words(output):
     return lines[-1] if lines else "no output"
 
 
-def profile_step(ncu, root, step, size, log, timeout, dtype=DEFAULT_DTYPE):
+def profile_step(ncu, root, step, size, log, timeout, dtype=DEFAULT_DTYPE, cols=None):
     """The step's row and how many kernels it launched; raises DtypeNotSupported (n/a),
     ProfileError (this step failed) or Skip (nothing can work here)."""
     binary = step_binary(root, step)
     if not binary.exists():
         raise ProfileError(f"{step}/transpose does not exist (make all)")
-    command = ncu_command(ncu, binary, size, dtype)
-    print(f"  profiling {step} {size} x {size} {dtype} with ncu", file=sys.stderr, flush=True)
+    cols = cols or size
+    command = ncu_command(ncu, binary, size, dtype, cols)
+    print(f"  profiling {step} {size} x {cols} {dtype} with ncu", file=sys.stderr, flush=True)
     try:
         done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, errors="replace", timeout=timeout)
@@ -343,7 +344,7 @@ def profile_step(ncu, root, step, size, log, timeout, dtype=DEFAULT_DTYPE):
     if not kernels:
         raise NoKernelProfiled(f"no kernel profiled: {last_words(done.stdout)}")
     device = device_name(kernels[0].device_field)
-    return step_profile(step, kernels, size, size, device, dtype), len(kernels)
+    return step_profile(step, kernels, size, cols, device, dtype), len(kernels)
 
 
 # --- Output.
@@ -369,15 +370,16 @@ def write_csv(path, profiles):
             writer.writerow([csv_text(column, profile[column]) for column in PROFILE_COLUMNS])
 
 
-def print_report(profiles, size, kernel_counts, dtype=DEFAULT_DTYPE):
+def print_report(profiles, size, kernel_counts, dtype=DEFAULT_DTYPE, cols=None):
+    cols = cols or size
     devices = " / ".join(dict.fromkeys(profile["device"] for profile in profiles))
     elem_bytes = DTYPES[dtype]
-    print(f"\nNsight Compute counters, one launch per step, {size} x {size} {dtype}, on "
+    print(f"\nNsight Compute counters, one launch per step, {size} x {cols} {dtype}, on "
           f"{devices}")
     print(format_text(*profile_table(profiles), name_columns=1))
     print(f"\nst vs copy    the step's global store sectors / the fewest a copy of the same "
-          f"bytes must store\n              ({size} x {size} x {elem_bytes} B / "
-          f"{SECTOR_BYTES} B = {copy_store_sectors(size, size, elem_bytes):,.0f} sectors: "
+          f"bytes must store\n              ({size} x {cols} x {elem_bytes} B / "
+          f"{SECTOR_BYTES} B = {copy_store_sectors(size, cols, elem_bytes):,.0f} sectors: "
           f"every byte written once, in {SECTOR_BYTES}-byte sectors)")
     print(f"sect/req      32-byte sectors per warp-wide global request: "
           f"{32 * elem_bytes // SECTOR_BYTES or 1} = a warp's 32 {dtype} elements in whole "
@@ -407,6 +409,7 @@ def parse_arguments(argv):
     parser.add_argument("--steps", nargs="+", required=True, help="step folders, in order")
     parser.add_argument("--size", type=int, default=4096,
                         help="profile SIZE x SIZE matrices (default 4096)")
+    parser.add_argument("--cols", type=int, help="profile SIZE x COLS instead (an odd shape)")
     parser.add_argument("--csv", required=True, type=Path, help="the profile CSV to write")
     parser.add_argument("--dtype", choices=list(DTYPES), default=DEFAULT_DTYPE,
                         help=f"the element type, passed on to each step (default "
@@ -418,8 +421,8 @@ def parse_arguments(argv):
     parser.add_argument("--timeout", type=int, default=600,
                         help="seconds one step may take under ncu (default 600)")
     args = parser.parse_args(argv)
-    if args.size <= 0:
-        parser.error("--size must be positive")
+    if args.size <= 0 or (args.cols is not None and args.cols <= 0):
+        parser.error("--size and --cols must be positive")
     return args
 
 
@@ -438,7 +441,7 @@ def main(argv=None):
             for step in args.steps:
                 try:
                     profile, kernel_count = profile_step(ncu, args.root, step, args.size, log,
-                                                         args.timeout, args.dtype)
+                                                         args.timeout, args.dtype, args.cols)
                 except DtypeNotSupported as problem:
                     refusals.append(f"{step}: n/a: {problem}")
                     continue
@@ -460,7 +463,7 @@ def main(argv=None):
         return 0
     if profiles:
         write_csv(args.csv, profiles)
-        print_report(profiles, args.size, kernel_counts, args.dtype)
+        print_report(profiles, args.size, kernel_counts, args.dtype, args.cols)
         print(f"\nCSV: {args.csv}   ncu output: {log_path}")
     for line in refusals:
         print(line)
