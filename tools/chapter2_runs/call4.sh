@@ -1,12 +1,7 @@
 #!/usr/bin/env bash
 # Final H200 call: every step x type (make dtypes, with cuBLASLt and PyTorch), run-all and the
 # grader's expected ranges, v8 settings, the course checks, uint8 past 2^32 elements on v7.
-set -uo pipefail
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
-R=/tmp/r; mkdir -p $R; OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-finish() { tar czf $OUT/r.tgz -C $R . ; }
-trap finish EXIT
-t0=$SECONDS
+source "$(dirname "$0")/../device_call.sh"
 { nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version --format=csv; lscpu | grep -E "Model name|^CPU\(s\)"; nvcc --version | tail -1; python3 -c "import torch; print('torch', torch.__version__)"; git log -1 --format=%h 2>/dev/null; } > $R/machine.txt 2>&1
 make -j16 all tests-build > $R/build.log 2>&1 || { tail -30 $R/build.log; exit 1; }
 echo "build $((SECONDS-t0)) s"

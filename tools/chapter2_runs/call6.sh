@@ -2,12 +2,7 @@
 # First call of the second session (H100): does the SM-written down path of CUDA.v8_streams reach
 # the bus? v8 built over v6's kernel (v7 was being rewritten), its GPU tests, a small sweep of
 # (down path, streams, pieces), a timeline.
-set -uo pipefail
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
-R=/tmp/r; mkdir -p $R; OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-finish() { tar czf $OUT/r.tgz -C $R . ; }
-trap finish EXIT
-t0=$SECONDS
+source "$(dirname "$0")/../device_call.sh"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > $R/machine.txt 2>&1
 make -C CUDA.v8_streams -j16 STEP_KERNEL=CUDA.v6_locality > $R/build.log 2>&1 || { tail -30 $R/build.log; exit 1; }
 echo "build $((SECONDS-t0)) s"

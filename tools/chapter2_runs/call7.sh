@@ -1,10 +1,7 @@
 #!/usr/bin/env bash
 # H100: how hard should the SMs push the bus? CUDA.v8_streams (over v6's kernel) at 16384^2
 # float32 with the down kernel's grid from 8 to 132 blocks, and 3 or 4 streams.
-set -uo pipefail
-R=/tmp/r; mkdir -p $R; OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-finish() { tar czf $OUT/r.tgz -C $R . ; }
-trap finish EXIT
+source "$(dirname "$0")/../device_call.sh"
 make -C CUDA.v8_streams -j16 STEP_KERNEL=CUDA.v6_locality > $R/build.log 2>&1 || { tail -30 $R/build.log; exit 1; }
 V8=CUDA.v8_streams/transpose
 for s in 3 4; do for b in 8 16 24 32 48 64 132; do

@@ -3,12 +3,7 @@
 # once: the GPU tests of the kernel steps (v7's rewritten unaligned path, CUDA.copy, v2's
 # variants), of v8 and v9; then compute-sanitizer on every new path, v9's memcheck logged whole;
 # v7 against v6 on the odd and thin shapes for every type; ncu of v2's two variants.
-set -uo pipefail
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
-R=/tmp/r; mkdir -p $R; OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-finish() { tar czf $OUT/r.tgz -C $R . ; }
-trap finish EXIT
-t0=$SECONDS
+source "$(dirname "$0")/../device_call.sh"
 { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; nvcc --version | tail -1; } > $R/machine.txt 2>&1
 make -k -j16 all tests-build > $R/build.log 2>&1 || { grep -B2 -A8 -E "error" $R/build.log | head -40; }
 echo "build $((SECONDS-t0)) s"

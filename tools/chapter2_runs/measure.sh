@@ -3,15 +3,8 @@
 # Sections, in the order given: build runall v8 ooc v9 course bench ncu. Each writes under /tmp/r
 # (tarred to $OUT/r.tgz at the end) and prints a few lines; a section that would pass the time
 # left is skipped and says so.
-set -uo pipefail
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 OMP_PROC_BIND=close OMP_PLACES=cores
-R=/tmp/r; mkdir -p $R; OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-finish() { tar czf $OUT/r.tgz -C $R . ; }
-trap finish EXIT
-t0=$SECONDS
-LIMIT=${LIMIT:-570}
-left() { echo $((LIMIT - (SECONDS - t0))); }
-TYPES="uint8 float16 bfloat16 float32 float64 complex64 complex128"
+source "$(dirname "$0")/../device_call.sh"
+export OMP_PROC_BIND=close OMP_PLACES=cores
 
 build() {
   { nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version --format=csv
@@ -66,7 +59,7 @@ bench() {
       timeout 30 $st/transpose $s --dtype $d --reps 10 --csv $R/bench_types.csv > /dev/null 2>$R/bench_err.log || grep -q "does not support" $R/bench_err.log || echo "FAILED $st $s $d: $(tail -1 $R/bench_err.log)"
     done; done; done
 }
-ncu_types() {
+run_ncu() {  # not ncu(): that would hide the ncu command
   M=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum
   for d in $TYPES; do for st in CUDA.v6_locality CUDA.v7_packed; do
     [ $(left) -lt 15 ] && { echo "ncu: out of time"; return; }
@@ -79,9 +72,4 @@ ncu_types() {
 gputests() {  # the kernel-step tests the first H100 call of this session ran out of time for
   timeout 120 python3 -m pytest -q -rs -p no:cacheprovider tests/test_cuda_steps.py -k "variant or copy" > $R/test_variants_copy.log 2>&1; echo "tests rc=$?"; tail -1 $R/test_variants_copy.log
 }
-for section in "$@"; do
-  if [ "$section" != build ] && [ $(left) -lt 30 ]; then echo "== $section skipped: $(left) s left"; continue; fi
-  echo "== $section ($((SECONDS - t0)) s)"
-  case $section in ncu) ncu_types ;; *) $section ;; esac
-done
-echo "== done $((SECONDS - t0)) s"
+run_sections "$@"

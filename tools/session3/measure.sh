@@ -21,15 +21,8 @@
 #   narrow      make streams STREAMS_CASES="8192x8192:uint8 8191x8193:float16"
 #   multigpu    make multigpu (one GPU here: --gpus 1 against v7)
 #   gputests    pytest of the kernel-step tests of v2's variants and CUDA.copy
-set -uo pipefail
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 OMP_PROC_BIND=close OMP_PLACES=cores
-R=/tmp/r; mkdir -p $R; OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-finish() { tar czf $OUT/r.tgz -C $R . ; }
-trap finish EXIT
-t0=$SECONDS
-LIMIT=${LIMIT:-570}
-left() { echo $((LIMIT - (SECONDS - t0))); }
-TYPES="uint8 float16 bfloat16 float32 float64 complex64 complex128"
+source "$(dirname "$0")/../device_call.sh"
+export OMP_PROC_BIND=close OMP_PLACES=cores
 
 build() {
   { nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version --format=csv
@@ -153,9 +146,4 @@ multigpu() {
 gputests() {
   timeout $(( $(left) - 5 )) python3 -m pytest -q -rs -p no:cacheprovider tests/test_cuda_steps.py -k "variant or copy" > $R/test_variants_copy.log 2>&1; echo "tests rc=$?"; tail -2 $R/test_variants_copy.log
 }
-for section in "$@"; do
-  if [ "$section" != build ] && [ $(left) -lt 30 ]; then echo "== $section skipped: $(left) s left"; continue; fi
-  echo "== $section ($((SECONDS - t0)) s)"
-  $section
-done
-echo "== done $((SECONDS - t0)) s"
+run_sections "$@"
