@@ -47,16 +47,22 @@ constexpr std::size_t kNarrowestKernelWord = 4;
 constexpr int kDownMaxThreads = 256;
 
 // ---- How the matrix is cut (host only) ----
-// The widest word (kDownWordBytes at most) that every piece's row segments start and end on: the
-// band widths, their first columns and the output's row length are all multiples of it.
+// The widest word (kDownWordBytes, 8, 4, 2 or 1 bytes) that a band's row segments start and end
+// on: the band's width, its first column and the output's row length are all multiples of it.
+std::size_t segment_word_bytes(std::size_t first, std::size_t width, std::size_t pitch) {
+  std::size_t word = kDownWordBytes;
+  while (word > 1 && (first % word != 0 || width % word != 0 || pitch % word != 0)) word /= 2;
+  return word;
+}
+
+// The same for every piece of the plan: the narrowest of their words.
 std::size_t down_word_bytes(const PiecePlan& plan) {
   const std::size_t pitch = static_cast<std::size_t>(plan.rows) * plan.elem_bytes;
   std::size_t word = kDownWordBytes;
-  for (int p = 0; p < plan.pieces && word > 1; ++p) {
-    const std::size_t first = static_cast<std::size_t>(plan.first_row(p)) * plan.elem_bytes;
-    const std::size_t width = static_cast<std::size_t>(plan.rows_of(p)) * plan.elem_bytes;
-    while (word > 1 && (pitch % word != 0 || first % word != 0 || width % word != 0)) word /= 2;
-  }
+  for (int p = 0; p < plan.pieces; ++p)
+    word = std::min(word,
+                    segment_word_bytes(plan.first_row(p) * plan.elem_bytes,
+                                       std::size_t{1} * plan.rows_of(p) * plan.elem_bytes, pitch));
   return word;
 }
 
@@ -213,13 +219,6 @@ struct alignas(16) Word16 {
   unsigned int x[4];
 };
 
-// The widest word (16, 8, 4, 2 or 1 bytes) that the band's width, its first column and the
-// output's row length are all multiples of: then every row segment starts on a word.
-template <class V>
-bool fits_words(std::size_t a, std::size_t b, std::size_t c) {
-  return a % sizeof(V) == 0 && b % sizeof(V) == 0 && c % sizeof(V) == 0;
-}
-
 template <class T>
 std::int64_t write_down_by_kernel(T* host_out, const T* piece_out, std::int64_t r0, int n,
                                   const PiecePlan& plan, int blocks, cudaStream_t stream) {
@@ -238,11 +237,18 @@ std::int64_t write_down_by_kernel(T* host_out, const T* piece_out, std::int64_t 
                                                      pitch / sizeof(V), plan.cols);
     return std::int64_t{grid} * threads;
   };
-  if (fits_words<Word16>(width, first, pitch)) return launch(Word16{});
-  if (fits_words<std::uint64_t>(width, first, pitch)) return launch(std::uint64_t{});
-  if (fits_words<std::uint32_t>(width, first, pitch)) return launch(std::uint32_t{});
-  if (fits_words<std::uint16_t>(width, first, pitch)) return launch(std::uint16_t{});
-  return launch(std::uint8_t{});
+  switch (segment_word_bytes(first, width, pitch)) {
+    case 16:
+      return launch(Word16{});
+    case 8:
+      return launch(std::uint64_t{});
+    case 4:
+      return launch(std::uint32_t{});
+    case 2:
+      return launch(std::uint16_t{});
+    default:
+      return launch(std::uint8_t{});
+  }
 }
 
 // By the copy engine: one 2D copy of `cols` rows of n elements, the destination rows `rows`
