@@ -37,7 +37,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from transpose_lab.run_steps import EXIT_SKIPPED
+from transpose_lab.run_steps import classify
 
 ROOT = Path(__file__).resolve().parent.parent
 PIPELINE = ROOT / "CUDA.v8_streams" / "transpose"
@@ -49,12 +49,9 @@ PAGEABLE_REPS = 3  # pageable runs are 10x slower: three are enough for a median
 OUT_OF_CORE_REPS = 3
 
 
-EXIT_USAGE = 2
-
-
 class Runs:
-    """Runs programs, prints one line each, and remembers what failed or was skipped (also used
-    by transpose_lab.probes)."""
+    """Runs programs, prints one line each (what run_steps.classify makes of its exit), and
+    remembers what failed or was skipped (also used by transpose_lab.probes)."""
 
     def __init__(self):
         self.failed, self.skipped = [], []
@@ -62,20 +59,17 @@ class Runs:
     def __call__(self, label, command, log=None, env=None):
         done = subprocess.run([str(c) for c in command], capture_output=True, text=True,
                               env={**os.environ, **(env or {})})
-        output = done.stdout + done.stderr
         if log:
-            Path(log).write_text(output)
-        lines = output.strip().splitlines() or [""]
-        if done.returncode == EXIT_SKIPPED:  # the program's own line says why
+            Path(log).write_text(done.stdout + done.stderr)
+        run = classify(label, done.returncode, done.stderr)
+        if run.status == "skipped":
             self.skipped.append(label)
-            print(f"{label}: {next((x for x in lines if 'skipped' in x), lines[-1])}")
-        elif done.returncode == EXIT_USAGE and any("does not support" in x for x in lines):
-            print(f"{label}: not supported by this step")  # e.g. cuBLAS geam and uint8
-        elif done.returncode != 0:
+        elif run.status == "failed":
             self.failed.append(label)
-            print(f"{label}: FAILED (exit {done.returncode}): {lines[-1]}")
-        else:
-            print(f"{label}: verified")
+        said = {"ok": "verified", "skipped": f"skipped: {run.reason}",
+                "n/a": f"not supported by this step ({run.reason})",
+                "failed": f"FAILED ({run.reason})"}[run.status]
+        print(f"{label}: {said}")
         return done.returncode
 
     def summary(self):
