@@ -64,7 +64,7 @@ DTYPE_ARG := --dtype $(DTYPE)
 
 .DEFAULT_GOAL := help
 .PHONY: help all run-all scaling sweep bench dtypes torch-reference streams streams-sweep \
-	out-of-core multigpu probes \
+	out-of-core multigpu probes sanitize \
 	plots profile readme test diff format clean \
         $(ALL_STEPS) tests-build
 
@@ -95,6 +95,8 @@ help:
 	@echo "                     MULTIGPU_SIZES (and mpirun -np 1) -> results/multigpu.csv"
 	@echo "  make probes       CUDA.v7_packed with one constant changed (PROBES=..., default all; list:"
 	@echo "                     python -m transpose_lab.probes --list) at PROBE_SHAPE -> results/probes.csv"
+	@echo "  make sanitize      compute-sanitizer memcheck and racecheck of SANITIZE_STEPS (default the last"
+	@echo "                     step and $(PIPELINE_STEPS)) on small ragged shapes, every type -> results/sanitizer.log"
 	@echo "  make profile       Nsight Compute metrics of every CUDA step at PROFILE_SIZE (x PROFILE_COLS)"
 	@echo "                     -> results/profile.csv"
 	@echo "  make plots         PNG pictures from the CSV files in results/"
@@ -108,6 +110,7 @@ help:
 	@echo
 	@echo "Variables: ROWS COLS REPS DTYPE SCALING_SIZE SWEEP_SIZES BENCH_SHAPES BENCH_DTYPES PROFILE_SIZE"
 	@echo "           PROFILE_COLS DTYPES_STEPS PROBES PROBE_SHAPE PROBE_DTYPES STREAMS_CASES"
+	@echo "           SANITIZE_STEPS SANITIZE_DTYPES"
 	@echo "           OUT_OF_CORE_SHAPE OUT_OF_CORE_DEVICE_MEM MULTIGPU_SIZES CUDA_ARCH"
 	@echo "  DTYPE (run-all, scaling, sweep, bench, profile; default float32): uint8 float16 bfloat16"
 	@echo "        float32 float64 complex64 complex128"
@@ -184,6 +187,13 @@ PROBE_DTYPES ?=
 probes: $(LAST_STEP) CUDA.cublas $(PY_READY)
 	$(PY) -m transpose_lab.probes --shape $(PROBE_SHAPE) --results $(RESULTS) \
 	  $(if $(PROBES),--probes $(PROBES)) $(if $(PROBE_DTYPES),--dtypes $(PROBE_DTYPES))
+
+# Every type by default: each takes its own path through a kernel. The runs share the GPU 8 at once.
+SANITIZE_STEPS ?= $(LAST_STEP) $(PIPELINE_STEPS)
+SANITIZE_DTYPES ?=
+sanitize: $(SANITIZE_STEPS) $(PY_READY)
+	@$(PY) -m transpose_lab.sanitize $(SANITIZE_STEPS) --log $(RESULTS)/sanitizer.log \
+	  $(if $(SANITIZE_DTYPES),--dtypes $(SANITIZE_DTYPES)) || [ $$? -eq 77 ]
 
 profile: all $(PY_READY)
 	@mkdir -p $(RESULTS)

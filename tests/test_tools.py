@@ -1,6 +1,7 @@
 """The make targets' runner (transpose_lab.run_steps): run-all prints one table, skips CUDA rows
 without a GPU, takes a step's refusal of an element type as n/a, and fails loudly when a step
 fails. Also the README tables, make_plots and the Makefile's own targets."""
+import os
 import subprocess
 import sys
 
@@ -502,3 +503,41 @@ def test_a_probe_that_no_longer_fits_is_refused(tmp_path):
     done = subprocess.run([sys.executable, "-m", "transpose_lab.probes", "--probes", "nope"],
                           cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 2 and "unknown probe" in done.stderr
+
+
+# --- make sanitize: compute-sanitizer of steps on every type (transpose_lab/sanitize.py).
+def sanitize(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "transpose_lab.sanitize", *map(str, args)],
+                          cwd=ROOT, capture_output=True, text=True, env=env)
+
+
+def test_sanitize_refuses_bad_input_in_one_line():
+    for args, message in ((["CPU.omp"], "runs on the CPU"), (["tests"], "is not a step"),
+                          (["CUDA.v7_packed", "--dtypes", "int4"], "unknown type int4")):
+        done = sanitize(*args)
+        assert done.returncode == 2 and message in done.stderr, (args, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_sanitize_runs_every_supported_type_and_both_ways_down_for_a_pipeline(tmp_path):
+    """A stand-in compute-sanitizer that only runs the program: the runs it is asked for, and
+    the program's own verdict (skipped without a GPU, said in one line)."""
+    from transpose_lab import sanitize as tool
+    runs = tool.runs_of("CUDA.cublas", tool.grader.ALL_DTYPES)
+    assert {dtype for _, dtype, _, _ in runs} == {"float32", "float64", "complex64", "complex128"}
+    pipeline = tool.runs_of("CUDA.v8_streams", ["uint8"])
+    assert len(pipeline) == 2 * len(tool.SHAPES)
+    assert {tuple(extra[-2:]) for _, _, _, extra in pipeline} == {
+        ("--down", "kernel"), ("--down", "copy-engine")}
+    fake = tmp_path / "compute-sanitizer"
+    fake.write_text('#!/bin/sh\nwhile [ "$1" != "${1#--}" ]; do shift 2; done\nexec "$@"\n')
+    fake.chmod(0o755)
+    env = dict(os.environ, PATH=f"{tmp_path}:{os.environ['PATH']}")
+    done = sanitize("CUDA.v7_packed", "--dtypes", "uint8", "--tools", "memcheck",
+                    "--log", tmp_path / "log", env=env)
+    if gpu_unavailable_reason() is None:
+        assert done.returncode == 0, done.stdout
+        assert f"sanitize: {len(tool.SHAPES)} of {len(tool.SHAPES)} runs clean" in done.stdout
+    else:
+        assert done.returncode == 77 and done.stdout.startswith("sanitize: skipped:"), done.stdout
+        assert len(done.stdout.strip().splitlines()) == 1

@@ -219,8 +219,8 @@ def correctness(program, shape, dtype, timeout=TIMEOUT_S, extra=()):
                  f"exit {done.returncode}: {last_line(done.stderr) or last_line(done.output)}")
 
 
-def sanitizer(tool_path, tool, program, shape, extra=()):
-    name = f"{tool} {shape_name(shape)} float32"
+def sanitizer(tool_path, tool, program, shape, extra=(), dtype=SPEED_DTYPE):
+    name = f"{tool} {shape_name(shape)} {dtype}"
     command = [tool_path, "--tool", tool, "--error-exitcode", str(SANITIZER_ERROR_EXIT),
                "--print-limit", "20", str(program), *map(str, shape), "--reps", "1", *extra]
     done = run_program(command, TIMEOUT_S)

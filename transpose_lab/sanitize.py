@@ -1,0 +1,95 @@
+"""compute-sanitizer memcheck and racecheck of steps, on every element type each supports and on
+small ragged shapes: `make sanitize [SANITIZE_STEPS=...] [SANITIZE_DTYPES=...]`.
+
+    python -m transpose_lab.sanitize STEP... [--dtypes uint8 ...] [--jobs 8] [--log FILE]
+
+The grader runs the same checks on float32 only (its sanitizer lines); this runs them on every
+type, where each type takes another path through a kernel (v7: the packed kernel, the realigning
+one for 1- and 2-byte elements, the element one for the rest). A host pipeline (CUDA.v8_streams)
+runs each shape both ways down, in pieces that do not divide the rows, over three streams.
+One line per run, PASS or FAIL; the runs are independent programs, so --jobs of them share the
+GPU at once. Exit 0 when all passed, 1 when one failed, 2 for a bad command line, 77 (one line)
+without a GPU or without compute-sanitizer.
+"""
+import argparse
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from transpose_lab import grader
+
+ROOT = grader.ROOT
+# The grader's two shapes, a short wide one (one tile row, many ragged column tiles) and one whose
+# rows and columns are odd multiples of nothing a tile uses.
+SHAPES = grader.SANITIZER_SHAPES + [(37, 4111), (1025, 513)]
+PIPELINE_WAYS = (["--streams", "3", "--pieces", "5", "--down", "kernel"],
+                 ["--streams", "3", "--pieces", "5", "--down", "copy-engine"])
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 77
+
+
+def runs_of(step, dtypes):
+    """(program, dtype, shape, extra arguments) for every run of one step."""
+    program = ROOT / step / "transpose"
+    kind = grader.make_variable(ROOT / step, "STEP_KIND")
+    if not kind:
+        raise grader.UsageError(f"{step} is not a step (no STEP_KIND in {step}/Makefile)")
+    if not program.is_file():
+        raise grader.UsageError(f"{program} is not built: make {step}")
+    kind = kind[0]
+    if kind in grader.CPU_KINDS:
+        raise grader.UsageError(f"{step} runs on the CPU: compute-sanitizer has nothing to check")
+    supported = grader.make_variable(ROOT / step, "STEP_DTYPES")
+    ways = PIPELINE_WAYS if kind == "host_pipeline" else ([],)
+    return [(program, dtype, shape, way + grader.variant_arguments(program))
+            for dtype in dtypes if dtype in supported for shape in SHAPES for way in ways]
+
+
+def check(tool_path, tool, run):
+    program, dtype, shape, extra = run
+    found = grader.sanitizer(tool_path, tool, program, shape, ["--dtype", dtype, *extra], dtype)
+    way = f" {' '.join(extra)}" if extra else ""
+    return f"{found.verdict} {program.parent.name} {found.name}{way}: {found.detail}", found
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="compute-sanitizer of steps on every type")
+    parser.add_argument("steps", nargs="+", metavar="STEP")
+    parser.add_argument("--dtypes", nargs="+", default=grader.ALL_DTYPES)
+    parser.add_argument("--tools", nargs="+", default=list(grader.SANITIZER_TOOLS),
+                        choices=grader.SANITIZER_TOOLS)
+    parser.add_argument("--jobs", type=int, default=8, help="runs at once (default 8)")
+    parser.add_argument("--log", type=Path, help="also write the lines to this file")
+    args = parser.parse_args(argv)
+    unknown = [d for d in args.dtypes if d not in grader.ALL_DTYPES]
+    try:
+        if unknown or args.jobs < 1:
+            raise grader.UsageError(f"unknown type {unknown[0]}" if unknown else "--jobs >= 1")
+        runs = [run for step in args.steps for run in runs_of(step, args.dtypes)]
+    except grader.UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    tool_path = grader.find_sanitizer()
+    if tool_path is None:
+        print("sanitize: skipped: compute-sanitizer is not installed")
+        return EXIT_SKIPPED
+    probe = grader.run_program([str(runs[0][0]), "1", "1", "--reps", "1"], grader.TIMEOUT_S)
+    if probe.returncode == EXIT_SKIPPED:
+        print(f"sanitize: skipped: {grader.last_line(probe.stderr)}")
+        return EXIT_SKIPPED
+    work = [(tool, run) for run in runs for tool in args.tools]
+    lines, failed = [], 0
+    with ThreadPoolExecutor(args.jobs) as pool:
+        for line, found in pool.map(lambda job: check(tool_path, *job), work):
+            print(line, flush=True)
+            lines.append(line)
+            failed += found.verdict != "PASS"
+    summary = f"sanitize: {len(work) - failed} of {len(work)} runs clean"
+    print(summary)
+    if args.log:
+        args.log.parent.mkdir(parents=True, exist_ok=True)
+        args.log.write_text("\n".join(lines + [summary]) + "\n")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
