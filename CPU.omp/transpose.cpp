@@ -13,7 +13,7 @@
 //            memory bus for every 2 a transpose needs. The ceiling copy streams too, so the
 //            comparison stays fair; LAB_STREAMING_STORES=off runs both with plain stores.
 //          Every line is read whole and written whole, once, and reads and writes overlap in
-//          every step: no buffer, no second pass. Each input row is one long run, 32 at a time:
+//          every step: no second pass over memory. Each input row is one long run, 32 at a time:
 //          more than some cores' hardware prefetchers follow (AMD Zen 4 follows about 16), so
 //          the loop asks for each row's line 4 lines ahead itself, into L2. Bands are dealt to
 //          the threads round robin, so the threads running at the same time fill neighbouring
@@ -22,8 +22,15 @@
 //          32 KiB apart already fall into one L1 set. Why not 16? Then each output row gets one
 //          line at a time, and memory writes single lines less well than pairs.
 //          Other element sizes take the same design counted in bytes (Layout below): 128 bytes
-//          of each output row per band, blocks of one vector per input row, 1- to 8-byte
-//          elements as lanes of their size, a 16-byte element as two 64-bit lanes moved together.
+//          of each output row per band, blocks of one vector per input row, 8-byte elements as
+//          64-bit lanes, a 16-byte element as two 64-bit lanes moved together. 1- and 2-byte
+//          elements are transposed in blocks of 16 bytes of each output row (16 input rows of
+//          bytes, 8 of 2-byte elements): too little for a streaming store, which would leave its
+//          line partly written while the core writes the block's other output rows (63 for bytes
+//          with AVX-512), more lines than its write-combining buffers hold, and a line flushed
+//          partly costs memory as much as a whole one or more. So a band's blocks are gathered on
+//          the stack (in L1, at most 16 KiB), and every output row leaves that tile as whole lines,
+//          as the other sizes' rows do.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -287,7 +294,8 @@ constexpr int small_block_column(int g, int l) {
 
 // kBlocks small blocks stacked (kBlocks * 16 bytes of each output row): their 16-byte pieces are
 // gathered by output row on the stack (in L1), then each output row is written as whole vectors,
-// as transpose_band_block does; a single block writes its 16 bytes with plain stores.
+// as transpose_band_block does; a single block (the bottom edge) writes its 16 bytes with plain
+// stores: a streaming store must never leave a line partly written.
 template <class T, int kBlocks, bool kStreaming, bool kPrefetch>
 inline void transpose_band_small(const T* in, Index cols, T* out, Index rows) {
   using L = Layout<T>;

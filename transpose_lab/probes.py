@@ -70,10 +70,6 @@ PROBES = [
           "  // 64 x 65 x 16 bytes would not fit",
           "constexpr int ELEMENT_TILE = sizeof(T) <= 4 ? 64 : 32;",
           "v6's kernel with 32 x 32 tiles for 8-byte elements"),
-    Probe("v7_elements_for_16_byte", "CUDA.v7_packed",
-          "  const bool packs = sizeof(T) < 16 || rows % 2 == 0;",
-          "  const bool packs = sizeof(T) < 16;",
-          "v6's kernel for 16-byte elements on every shape, not only where rows is odd"),
 ]
 
 

@@ -11,8 +11,12 @@
 #   oocprobe   CUDA.v8_streams at 16384^2 float32 over 32, 64, 128 pieces, and at 32768^2 and
 #              65536^2 through 2 GiB of device memory: what takes the out-of-core run below 85%
 #   cpudtypes  make dtypes DTYPES_STEPS=CPU.omp (both variants, every type, 8192^2, the host CPU)
+#   cpuprobe   CPU.omp blocked on the host CPU, 8192^2, 16 threads, 3 processes each: as it is, with
+#              LAB_STREAMING_STORES=off, and two builds with smaller bands for 1- and 2-byte elements
+#              (64 bytes of each output row when streaming; 128 with plain stores)
 #   sanitize   make sanitize (v7 and v8, every type, memcheck and racecheck)
 #   tests      the whole test suite, its files in four pytest processes at once (GPU tests run)
+#   checks     tests and sanitize at once (independent programs sharing the GPU)
 #   bench      make bench for every type (v7 against the fastest library, 5 shapes)
 #   streams    make streams; ooc: make out-of-core
 source "$(dirname "$0")/../device_call.sh"
@@ -75,6 +79,38 @@ for r in csv.DictReader(open(sys.argv[1])):
     if r["step"] == "CPU.omp": print(f"  {r['variant']:8} {r['dtype']:10} {float(r['median_ms']):8.3f} ms {float(r['pct_of_ceiling']):5.1f}%")
 PY
 }
+cpuprobe() {
+  local base=CPU.omp/transpose.cpp
+  local line='      std::max<int>(kBlockRows, ::kBandRows * sizeof(float) / sizeof(T));'
+  grep -qxF "$line" $base || { echo "cpuprobe: the band line is not in $base"; return; }
+  for p in band64 plain128; do rm -rf /tmp/$p; mkdir -p /tmp/$p; cp CPU.omp/Makefile $base /tmp/$p/; done
+  sed -i 's/::kBandRows \* sizeof(float) \/ sizeof(T));/(kSmall ? 16 : ::kBandRows) * sizeof(float) \/ sizeof(T));/' /tmp/band64/transpose.cpp
+  sed -i 's/^constexpr int kPlainSmallBandBytes = 256;/constexpr int kPlainSmallBandBytes = 128;/' /tmp/plain128/transpose.cpp
+  echo "edits: $(grep -c 'kSmall ? 16 : ::kBandRows' /tmp/band64/transpose.cpp) $(grep -c 'kPlainSmallBandBytes = 128;' /tmp/plain128/transpose.cpp)"
+  for p in band64 plain128; do
+    sed -i "s#\.\./common#$PWD/common#g" /tmp/$p/Makefile /tmp/$p/transpose.cpp
+    make -C /tmp/$p > $R/cpuprobe_build_$p.log 2>&1 || { echo "cpuprobe: $p does not build"; tail -5 $R/cpuprobe_build_$p.log; }
+  done
+  for d in uint8 float16 float32 float64; do for k in 1 2 3; do
+    OMP_NUM_THREADS=16 CPU.omp/transpose 8192 8192 --variant blocked --dtype $d --reps 20 --csv $R/cpuprobe_base.csv > /dev/null 2>&1
+    OMP_NUM_THREADS=16 LAB_STREAMING_STORES=off CPU.omp/transpose 8192 8192 --variant blocked --dtype $d --reps 20 --csv $R/cpuprobe_plain.csv > /dev/null 2>&1
+    for p in band64 plain128; do [ -x /tmp/$p/transpose ] || continue
+      local env=""; [ $p = plain128 ] && env="LAB_STREAMING_STORES=off"
+      env OMP_NUM_THREADS=16 $env /tmp/$p/transpose 8192 8192 --variant blocked --dtype $d --reps 20 --csv $R/cpuprobe_$p.csv > /dev/null 2>&1
+    done
+  done; done
+  OMP_NUM_THREADS=8 CPU.omp/transpose 8192 8192 --variant blocked --dtype uint8 --reps 20 --csv $R/cpuprobe_8threads.csv > /dev/null 2>&1
+  python3 - $R <<'PY'
+import csv, glob, os, statistics, sys
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "cpuprobe_*.csv"))):
+    rows = list(csv.DictReader(open(path)))
+    by = {}
+    for r in rows: by.setdefault(r["dtype"], []).append(r)
+    for d, rs in by.items():
+        ms = [float(r["median_ms"]) for r in rs]; pct = [float(r["pct_of_ceiling"]) for r in rs]
+        print(f"  {os.path.basename(path)[9:-4]:9} {d:8} ms {' '.join(f'{m:7.3f}' for m in ms)}  % {' '.join(f'{p:5.1f}' for p in pct)} {rs[0]['launch'][:40]}")
+PY
+}
 sanitize() {
   timeout $(( $(left) - 5 )) make sanitize RESULTS=$R > $R/make-sanitize.log 2>&1; echo "sanitize rc=$?"
   grep -v "^PASS" $R/make-sanitize.log | tail -8
@@ -91,6 +127,12 @@ tests() {
   done
   wait
   for i in 1 2 3 4; do echo "group $i: $(tail -n 1 $R/test_group$i.log)"; grep -E "^(FAILED|ERROR)" $R/test_group$i.log | head -5; done
+}
+checks() {
+  sanitize > $R/sanitize_section.log 2>&1 &
+  tests
+  wait
+  cat $R/sanitize_section.log
 }
 bench() {
   timeout $(( $(left) - 5 )) make bench RESULTS=$R BENCH_DTYPES="$TYPES" REPS=10 > $R/make-bench.log 2>&1; echo "bench rc=$?"
