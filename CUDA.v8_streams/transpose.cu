@@ -40,10 +40,11 @@ constexpr int kMaxDefaultPieces = 64;
 constexpr int kDefaultDownBlocks = 16;
 constexpr std::size_t kDownWordBytes = 16;  // the widest word the way down writes
 // Without --down, the SMs write a piece down only where its row segments take words of at least
-// this many bytes; narrower, one 2D copy by the copy engine is faster (H200, 8191 x 8193 float16,
-// 2-byte words: 50.6% of the bus ceiling written by the SMs, 71.8% by 2D copies;
-// docs/results/session3/narrow/streams.csv).
-constexpr std::size_t kNarrowestKernelWord = 4;
+// this many bytes; narrower, one 2D copy by the copy engine is faster (H200, 8191 x 8193, % of the
+// bus ceiling written by the SMs against 2D copies: float16, 2-byte words, 50.6% against 71.8%,
+// docs/results/session3/narrow/streams.csv; float32, 4-byte words, 57.0% and 60.9% against 66.0%,
+// docs/results/session4/v8auto.csv). 16-byte words: the SMs by far (87.4% against 34.1%).
+constexpr std::size_t kNarrowestKernelWord = 8;
 constexpr int kDownMaxThreads = 256;
 
 // ---- How the matrix is cut (host only) ----

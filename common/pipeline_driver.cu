@@ -54,7 +54,7 @@ const char* const kPipelineUsage =
     "  --down D           how a piece's output reaches host memory: kernel (the SMs write it) or\n"
     "                     copy-engine (one strided 2D copy; always so when pageable). Default: "
     "the\n"
-    "                     SMs where they can write words of 4 bytes or more, else 2D copies\n"
+    "                     SMs where they can write words of 8 bytes or more, else 2D copies\n"
     "  --down-blocks B    thread blocks of the kernel that writes down (default 16)\n"
     "  --plan             print how the matrix would be cut, then exit (no GPU needed; without\n"
     "                     --device-mem the plan assumes the default's upper bound, 2 GiB)\n"

@@ -100,12 +100,13 @@ def test_bad_input_exits_2_with_its_message_before_looking_for_a_gpu(arguments, 
     (["8192", "8192", "--dtype", "float64"], "64 pieces of 128 rows"),
     (["8192", "8192"], "32 pieces of 256 rows"),
     (["8191", "8193", "--dtype", "float16"], "15 pieces of 546-547 rows"),  # no divisor: as it was
-    # The way down: the SMs where their words are 4 bytes or wider, else 2D copies.
+    # The way down: the SMs where their words are 8 bytes or wider, else 2D copies.
     (["16384", "16384"], "down by the SMs (the SMs would write 16-byte words)"),
     (["8191", "8193", "--dtype", "float16"],
      "down by 2D copies (the SMs would write 2-byte words)"),
     (["8191", "8193", "--dtype", "uint8"], "down by 2D copies (the SMs would write 1-byte words)"),
-    (["8191", "8193"], "down by the SMs (the SMs would write 4-byte words)"),
+    (["8191", "8193"], "down by 2D copies (the SMs would write 4-byte words)"),
+    (["8191", "8193", "--dtype", "float64"], "down by the SMs (the SMs would write 8-byte words)"),
     (["8191", "8193", "--dtype", "float16", "--down", "kernel"], "down by the SMs"),
     (["1000", "999", "--pieces", "7", "--streams", "2"], "7 pieces of 142-143 rows over 2 streams"),
 ])
