@@ -134,8 +134,22 @@ checks() {
   wait
   cat $R/sanitize_section.log
 }
+# The tests the call before this one's time limit left unrun (their ids, in collection order, in
+# tools/session4/rest_*.txt), with pytest-xdist where it is installed.
+resttests() {
+  local n4="" n3=""; python3 -c "import xdist" 2>/dev/null && n4="-n 4" n3="-n 3"
+  timeout $(( $(left) - 60 )) python3 -m pytest -rs -p no:cacheprovider $n4 $(cat tools/session4/rest_cuda.txt) > $R/test_rest_cuda.log 2>&1 &
+  timeout $(( $(left) - 60 )) python3 -m pytest -rs -p no:cacheprovider $n3 $(cat tools/session4/rest_course.txt) tests/test_reference_rows.py > $R/test_rest_course.log 2>&1 &
+  wait
+  for f in cuda course; do echo "rest $f: $(tail -n 1 $R/test_rest_$f.log)"; grep -E "^(FAILED|ERROR)" $R/test_rest_$f.log | head -5; done
+}
+restcourse() {
+  local n=""; python3 -c "import xdist" 2>/dev/null && n="-n 6"
+  timeout $(( $(left) - 10 )) python3 -m pytest -rs -v -p no:cacheprovider $n --durations=8 $(cat tools/session4/rest_course.txt) > $R/test_rest_course2.log 2>&1
+  echo "rest course: $(tail -n 1 $R/test_rest_course2.log)"; grep -E "^(FAILED|ERROR)" $R/test_rest_course2.log | head -5
+}
 bench() {
-  timeout $(( $(left) - 5 )) make bench RESULTS=$R BENCH_DTYPES="$TYPES" REPS=10 > $R/make-bench.log 2>&1; echo "bench rc=$?"
+  timeout $(( $(left) - 5 )) make bench RESULTS=$R BENCH_DTYPES="${BENCH_TYPES:-$TYPES}" REPS=10 > $R/make-bench.log 2>&1; echo "bench rc=$?"
   sed -n '/^dtype /,$p' $R/make-bench.log
 }
 streams() {
