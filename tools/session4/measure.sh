@@ -17,8 +17,9 @@
 #   sanitize   make sanitize (v7 and v8, every type, memcheck and racecheck)
 #   tests      the whole test suite, its files in four pytest processes at once (GPU tests run)
 #   checks     tests and sanitize at once (independent programs sharing the GPU)
-#   bench      make bench for every type (v7 against the fastest library, 5 shapes)
-#   streams    make streams; ooc: make out-of-core
+#   resttests  the tests call 2 left unrun (tools/session4/rest_*.txt), two processes at once
+#   restcourse the course tests of rest_course.txt again, six at once (pytest-xdist)
+#   bench      make bench for every type (BENCH_TYPES to choose; v7 against the fastest library)
 source "$(dirname "$0")/../device_call.sh"
 export OMP_PROC_BIND=close OMP_PLACES=cores
 
@@ -152,17 +153,4 @@ bench() {
   timeout $(( $(left) - 5 )) make bench RESULTS=$R BENCH_DTYPES="${BENCH_TYPES:-$TYPES}" REPS=10 > $R/make-bench.log 2>&1; echo "bench rc=$?"
   sed -n '/^dtype /,$p' $R/make-bench.log
 }
-streams() {
-  timeout $(( $(left) - 10 )) make streams RESULTS=$R > $R/make-streams.log 2>&1; echo "streams rc=$?"
-  python3 - $R/streams.csv <<'PY'
-import csv, sys
-for r in csv.DictReader(open(sys.argv[1])):
-    print(f"{r['step']:16} {r['variant']:17} {r['rows']}x{r['cols']} {r['dtype']:8} {float(r['median_ms']):9.3f} ms {float(r['pct_of_ceiling']):5.1f}%")
-PY
-}
-ooc() {
-  timeout $(( $(left) - 5 )) make out-of-core RESULTS=$R > $R/make-out-of-core.log 2>&1; echo "out of core rc=$?"
-  grep -E "^  (pipeline|serial|copy|pieces|speedup)|check" $R/out_of_core.log | head -12
-}
-
 run_sections "$@"
