@@ -404,16 +404,20 @@ void transpose_bands_scalar(const T* in, T* out, Index rows, Index cols) {
 }
 
 #if defined(LAB_VECTOR_BLOCKS)
+// Streaming stores need every output row's vectors aligned: the output 64-byte aligned (the
+// harness allocates it so) and rows a multiple of the vector. Otherwise plain stores.
+template <class T>
+bool streams_stores(Index rows, Index cols, const void* out) {
+  const bool aligned =
+      rows % Layout<T>::kElements == 0 && reinterpret_cast<std::uintptr_t>(out) % kVectorBytes == 0;
+  return aligned && lab::use_streaming_stores(2 * lab::matrix_bytes(rows, cols, sizeof(T)));
+}
+
 template <class T>
 void transpose_bands_simd(const T* in, T* out, Index rows, Index cols) {
   using L = Layout<T>;
   const Index chunks = (cols + L::kChunkCols - 1) / L::kChunkCols;
-  // Streaming stores need every output row's vectors aligned: the output 64-byte aligned (the
-  // harness allocates it so) and rows a multiple of the vector. Otherwise plain stores.
-  const bool aligned =
-      rows % L::kElements == 0 && reinterpret_cast<std::uintptr_t>(out) % kVectorBytes == 0;
-  const bool streaming =
-      aligned && lab::use_streaming_stores(2 * lab::matrix_bytes(rows, cols, sizeof(T)));
+  const bool streaming = streams_stores<T>(rows, cols, out);
   const int band_rows = streaming ? L::template band_rows<true>() : L::template band_rows<false>();
   const Index bands = (rows + band_rows - 1) / band_rows;
 #pragma omp parallel
@@ -451,10 +455,31 @@ void transpose_blocked(const T* in, T* out, Index rows, Index cols) {
 #endif
 }
 
+// Which stores transpose_blocked uses for this matrix (the launch column says it).
+bool blocked_streams(Index rows, Index cols, std::size_t elem_bytes, const void* out) {
+#if defined(LAB_VECTOR_BLOCKS)
+  switch (elem_bytes) {
+    case 1:
+      return streams_stores<lab::Bytes1>(rows, cols, out);
+    case 2:
+      return streams_stores<lab::Bytes2>(rows, cols, out);
+    case 4:
+      return streams_stores<lab::Bytes4>(rows, cols, out);
+    case 8:
+      return streams_stores<lab::Bytes8>(rows, cols, out);
+    default:
+      return streams_stores<lab::Bytes16>(rows, cols, out);
+  }
+#else
+  (void)rows, (void)cols, (void)elem_bytes, (void)out;
+  return false;  // the scalar bands store plainly
+#endif
+}
+
 const char* const kStepSummary = "OpenMP on the CPU: naive row loop vs cache-blocked tiles";
 const lab::CpuVariant kCpuVariants[] = {
     LAB_CPU_VARIANT("naive", "omp parallel for over rows", transpose_naive),
-    LAB_CPU_VARIANT("blocked", "omp bands of 32 rows, SIMD, prefetch, streaming",
-                    transpose_blocked),
+    LAB_CPU_VARIANT_STORES("blocked", "omp bands of 32 rows, SIMD, prefetch", transpose_blocked,
+                           blocked_streams),
 };
 const int kCpuVariantCount = sizeof kCpuVariants / sizeof kCpuVariants[0];

@@ -77,6 +77,9 @@ int run(const lab::Options& options) {
     lab::Measurement m = lab::step_measurement(variant->name, cpu_model_name(), dtype, rows, cols);
     m.threads = threads;
     m.launch = variant->launch;
+    if (variant->streams != nullptr)
+      m.launch += variant->streams(rows, cols, sizeof(T), out.get()) ? ", streaming stores"
+                                                                     : ", plain stores";
     m.reps = options.reps;
     m.summary = kStepSummary;
     m.median_ms = medians_ms[v + 1];

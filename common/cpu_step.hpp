@@ -18,6 +18,10 @@ struct CpuVariant {
   CpuTranspose<Bytes4> transpose4;
   CpuTranspose<Bytes8> transpose8;
   CpuTranspose<Bytes16> transpose16;
+  // Whether the variant's stores stream for this matrix (its output at `out`), for a variant that
+  // decides by size; null for one that never streams. The driver adds the answer to the launch
+  // column, so a row says which kind of store it timed.
+  bool (*streams)(Index rows, Index cols, std::size_t elem_bytes, const void* out) = nullptr;
 
   template <class T>
   CpuTranspose<T> transpose() const {
@@ -36,6 +40,13 @@ struct CpuVariant {
   lab::CpuVariant {                                                                    \
     name, launch, function<lab::Bytes1>, function<lab::Bytes2>, function<lab::Bytes4>, \
         function<lab::Bytes8>, function<lab::Bytes16>                                  \
+  }
+
+// The same, for a variant whose stores stream or not by size: `streams` says which for a matrix.
+#define LAB_CPU_VARIANT_STORES(name, launch, function, streams)                        \
+  lab::CpuVariant {                                                                    \
+    name, launch, function<lab::Bytes1>, function<lab::Bytes2>, function<lab::Bytes4>, \
+        function<lab::Bytes8>, function<lab::Bytes16>, streams                         \
   }
 
 // Defined by the step.
