@@ -35,19 +35,15 @@ struct CpuVariant {
 
 }  // namespace lab
 
-// {name, launch, function template}: the variant with `function` instantiated for every size.
-#define LAB_CPU_VARIANT(name, launch, function)                                        \
-  lab::CpuVariant {                                                                    \
-    name, launch, function<lab::Bytes1>, function<lab::Bytes2>, function<lab::Bytes4>, \
-        function<lab::Bytes8>, function<lab::Bytes16>                                  \
-  }
-
-// The same, for a variant whose stores stream or not by size: `streams` says which for a matrix.
+// {name, launch, function template, streams}: the variant with `function` instantiated for every
+// size; `streams` as in CpuVariant (nullptr: never streams, LAB_CPU_VARIANT).
 #define LAB_CPU_VARIANT_STORES(name, launch, function, streams)                        \
   lab::CpuVariant {                                                                    \
     name, launch, function<lab::Bytes1>, function<lab::Bytes2>, function<lab::Bytes4>, \
         function<lab::Bytes8>, function<lab::Bytes16>, streams                         \
   }
+#define LAB_CPU_VARIANT(name, launch, function) \
+  LAB_CPU_VARIANT_STORES(name, launch, function, nullptr)
 
 // Defined by the step.
 extern const char* const kStepSummary;

@@ -19,23 +19,24 @@ from pathlib import Path
 from transpose_lab import grader
 
 ROOT = grader.ROOT
-# The grader's two shapes, a short wide one (one tile row, many ragged column tiles) and one whose
-# rows and columns are odd multiples of nothing a tile uses.
+# The grader's two shapes (rows not a multiple of 32, then of 32 but not 64), then a short wide
+# one (one tile row, many ragged column tiles) and one whose sides are odd, past one tile.
 SHAPES = grader.SANITIZER_SHAPES + [(37, 4111), (1025, 513)]
 PIPELINE_WAYS = (["--streams", "3", "--pieces", "5", "--down", "kernel"],
                  ["--streams", "3", "--pieces", "5", "--down", "copy-engine"])
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 77
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = (grader.EXIT_OK, grader.EXIT_FAILED,
+                                                  grader.EXIT_USAGE, grader.EXIT_SKIPPED)
 
 
 def runs_of(step, dtypes):
     """(program, dtype, shape, extra arguments) for every run of one step."""
     program = ROOT / step / "transpose"
-    kind = grader.make_variable(ROOT / step, "STEP_KIND")
-    if not kind:
+    declared = grader.make_variable(ROOT / step, "STEP_KIND")
+    if not declared:
         raise grader.UsageError(f"{step} is not a step (no STEP_KIND in {step}/Makefile)")
     if not program.is_file():
         raise grader.UsageError(f"{program} is not built: make {step}")
-    kind = kind[0]
+    kind = declared[0]
     if kind in grader.CPU_KINDS:
         raise grader.UsageError(f"{step} runs on the CPU: compute-sanitizer has nothing to check")
     supported = grader.make_variable(ROOT / step, "STEP_DTYPES")
