@@ -32,6 +32,8 @@ STREAMS_CASES ?= 16384x16384:float32 8192x8192:float64 8192x8192:float32
 OUT_OF_CORE_SHAPE ?= 65536x131072:float32
 OUT_OF_CORE_DEVICE_MEM ?= 2147483648
 MULTIGPU_SIZES ?= 8192 16384
+MULTIGPU_DTYPES ?= $(DTYPE)
+MULTIGPU_GPUS ?=
 RESULTS ?= results
 OMP_PIN := OMP_PROC_BIND=close OMP_PLACES=cores
 
@@ -91,8 +93,9 @@ help:
 	@echo "                     --down-blocks 8..132 -> results/streams_sweep.csv"
 	@echo "  make out-of-core   CUDA.v8_streams at OUT_OF_CORE_SHAPE through OUT_OF_CORE_DEVICE_MEM bytes"
 	@echo "                     of device memory -> results/out_of_core.csv"
-	@echo "  make multigpu      CUDA.v9_multigpu on every visible GPU against CUDA.v7_packed on one, at"
-	@echo "                     MULTIGPU_SIZES (and mpirun -np 1) -> results/multigpu.csv"
+	@echo "  make multigpu      CUDA.v9_multigpu on 1, 2, 4, 8 GPUs up to the visible ones (MULTIGPU_GPUS),"
+	@echo "                     one process and mpirun -np G, at MULTIGPU_SIZES x MULTIGPU_DTYPES, each next"
+	@echo "                     to its all-to-all, and CUDA.v7_packed on one GPU -> results/multigpu.csv, .png"
 	@echo "  make probes       CUDA.v7_packed with one constant changed (PROBES=..., default all; list:"
 	@echo "                     python -m transpose_lab.probes --list) at PROBE_SHAPE -> results/probes.csv"
 	@echo "  make sanitize      compute-sanitizer memcheck and racecheck of SANITIZE_STEPS (default the last"
@@ -111,7 +114,8 @@ help:
 	@echo "Variables: ROWS COLS REPS DTYPE SCALING_SIZE SWEEP_SIZES BENCH_SHAPES BENCH_DTYPES PROFILE_SIZE"
 	@echo "           PROFILE_COLS DTYPES_STEPS PROBES PROBE_SHAPE PROBE_DTYPES STREAMS_CASES"
 	@echo "           SANITIZE_STEPS SANITIZE_DTYPES"
-	@echo "           OUT_OF_CORE_SHAPE OUT_OF_CORE_DEVICE_MEM MULTIGPU_SIZES CUDA_ARCH"
+	@echo "           OUT_OF_CORE_SHAPE OUT_OF_CORE_DEVICE_MEM MULTIGPU_SIZES MULTIGPU_DTYPES"
+	@echo "           MULTIGPU_GPUS CUDA_ARCH"
 	@echo "  DTYPE (run-all, scaling, sweep, bench, profile; default float32): uint8 float16 bfloat16"
 	@echo "        float32 float64 complex64 complex128"
 
@@ -179,7 +183,11 @@ out-of-core: $(PIPELINE_STEPS) $(PY_READY)
 	  --device-mem $(OUT_OF_CORE_DEVICE_MEM)
 
 multigpu: $(DISTRIBUTED_STEPS) $(LAST_STEP) $(PY_READY)
-	$(OTHER_KINDS) multigpu --results $(RESULTS) --sizes $(MULTIGPU_SIZES)
+	$(OTHER_KINDS) multigpu --results $(RESULTS) --sizes $(MULTIGPU_SIZES) \
+	  --dtypes $(MULTIGPU_DTYPES) $(if $(MULTIGPU_GPUS),--gpu-counts $(MULTIGPU_GPUS)) \
+	  $(if $(REPS),--reps $(REPS))
+	@if [ -f $(RESULTS)/multigpu.csv ]; then $(PY) -m transpose_lab.plot_multigpu \
+	  --csv $(RESULTS)/multigpu.csv --out $(RESULTS)/multigpu.png --table $(RESULTS)/multigpu.md; fi
 
 # A step with one constant changed, measured against it (transpose_lab/probes.py lists them).
 PROBE_SHAPE ?= 8191x8193

@@ -160,3 +160,62 @@ def test_mpirun_one_process_gives_the_same_result(dtype, gpu_here, tmp_path):
     # Both verified bitwise against the same fill definition: the same bits.
     for text in (done.stdout, single.stdout):
         assert "every rank's output band verified bitwise" in text
+
+
+# ---- Several real GPUs: run where the machine has them, skipped with the count otherwise ----
+
+def visible_gpu_count():
+    from transpose_lab.other_kinds import visible_gpus
+    return visible_gpus()
+
+
+@pytest.fixture
+def two_gpus(request, gpu_here):
+    count = visible_gpu_count()
+    if count < 2:
+        pytest.skip(f"{request.node.name}: {count} GPU(s) visible; these tests need 2 or more")
+    return count
+
+
+# Odd shapes: uneven bands (37 rows over 2 GPUs is 18 and 19), a band of one row, bands with no
+# output rows; chunks that do not divide the bands and chunks left empty.
+MULTI_CASES = ([((37, 4111), dtype, 3) for dtype in DTYPES] +
+               [((2049, 1025), "float32", 1), ((1, 4099), "float32", 2),
+                ((4099, 1), "complex128", 5), ((1000, 999), "uint8", 7)])
+
+
+@pytest.mark.parametrize("shape,dtype,chunks", MULTI_CASES, ids=lambda v: str(v))
+def test_every_gpu_verifies_its_band(shape, dtype, chunks, two_gpus, tmp_path):
+    rows, cols = shape
+    for gpus in sorted({2, two_gpus}):
+        csv_path = tmp_path / f"gpus{gpus}.csv"
+        done = run(STEP, rows, cols, "--gpus", gpus, "--chunks", chunks, "--dtype", dtype,
+                   "--reps", 2, "--csv", csv_path)
+        assert done.returncode == 0, done.stderr
+        assert "every rank's output band verified bitwise" in done.stdout
+        (row,) = read_rows(csv_path)
+        assert row["variant"] == f"gpus={gpus} single-process" and row["verified"] == "yes"
+        assert f"{gpus} ranks" in done.stdout and "all-to-all" in done.stdout
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float32", "complex128"])
+def test_mpirun_one_process_per_gpu(dtype, two_gpus, tmp_path):
+    from transpose_lab.other_kinds import mpi_command
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        pytest.skip("mpirun not found")
+    csv_path = tmp_path / "out.csv"
+    done = subprocess.run([*map(str, mpi_command(mpirun, 2)), str(binary(STEP)), "2049", "1025",
+                           "--chunks", "3", "--dtype", dtype, "--reps", "2", "--csv",
+                           str(csv_path)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    (row,) = read_rows(csv_path)  # rank 0 alone writes the row
+    if row["variant"] == "gpus=1 single-process":
+        pytest.skip(f"{STEP} was built without MPI")
+    assert row["variant"] == "gpus=2 mpi" and row["verified"] == "yes"
+
+
+def test_a_band_too_large_for_one_of_two_gpus_is_refused(two_gpus):
+    done = run(STEP, 1 << 20, 1 << 20, "--gpus", 2, "--dtype", "complex128")
+    assert done.returncode == EXIT_NO_MEMORY, done.stderr
+    assert "does not fit on GPU" in done.stderr

@@ -26,6 +26,7 @@ SCRIPTS = {
     "plot_e2e": "sweep.csv",
     "plot_profile": "profile.csv",
     "plot_dtypes": "dtypes.csv",
+    "plot_multigpu": "multigpu.csv",
 }
 
 
@@ -187,7 +188,7 @@ def test_read_results_unquotes_fields():
 
 def test_fixture_rows_are_self_consistent():
     # The fixtures stand in for real runs: their numbers must obey the schema's formulas.
-    for name in ("run_all.csv", "sweep.csv", "scaling.csv", "dtypes.csv"):
+    for name in ("run_all.csv", "sweep.csv", "scaling.csv", "dtypes.csv", "multigpu.csv"):
         for row in read_results(FIXTURES / name):
             assert row["elem_bytes"] == DTYPES[row["dtype"]]
             traffic = 2 * row["rows"] * row["cols"] * row["elem_bytes"]
@@ -484,3 +485,38 @@ def test_the_dtypes_plot_draws_both_types_of_one_size():
     assert plot_dtypes.size_tick_labels()[1] == "2 B\nfloat16\nbfloat16"
     assert set(plot_dtypes.DTYPE_MARKERS) == set(DTYPES)
     assert len(set(plot_dtypes.DTYPE_MARKERS.values())) == len(DTYPES)
+
+
+# --- The multi-GPU picture's table.
+
+def test_multigpu_table_derives_the_exchange_figures(tmp_path):
+    table = tmp_path / "multigpu.md"
+    result = run_script("plot_multigpu", FIXTURES / "multigpu.csv", tmp_path / "m.png",
+                        "--table", table)
+    assert result.returncode == 0, result.stderr
+    lines = table.read_text().splitlines()
+    assert len(lines) == 2 + 12  # header, rule, 2 types x 2 sizes x 3 runs
+    cells = {(c[1], c[2], c[3]): c for c in (
+        [cell.strip() for cell in line.split("|")] for line in lines[2:])}
+    two = cells[("2", "single-process", "32768\u00b2 float32")]
+    # 4 GiB over 2 GPUs in 17.6 ms: algbw 122.0 GB/s, busbw half of it; the fixture's
+    # all-to-all took 15.2 ms (86.4%); v7 alone 2.112 ms, so 2 GPUs take 8.3x its time.
+    scale = 16
+    assert two[4] == f"{1.10 * scale:.4f}" and two[5] == f"{0.95 * scale:.4f}"
+    assert two[6] == "86.4%"
+    algbw = 32768 * 32768 * 4 / 2 / (1.10 * scale * 1e-3) / 1e9
+    assert two[7] == f"{algbw:.1f}" and two[8] == f"{algbw / 2:.1f}"
+    assert two[9] == f"{0.132 * scale:.4f}" and two[10] == f"{0.132 / 1.10:.2f}x"
+    one = cells[("1", "single-process", "8192\u00b2 complex128")]
+    assert one[5:9] == ["-", "-", "-", "-"]  # one GPU: nothing exchanged
+
+
+def test_multigpu_plot_leaves_out_virtual_ranks(tmp_path):
+    lines = [line for line in fixture_lines("multigpu.csv")
+             if not line.startswith("CUDA.v9_multigpu,gpus=")]
+    lines += [line.replace("gpus=1 single-process", "virtual=3")
+              for line in fixture_lines("multigpu.csv") if "gpus=1 single-process" in line]
+    result = run_script("plot_multigpu", write_csv(tmp_path / "virtual.csv", lines),
+                        tmp_path / "m.png")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("skipped: ") and "on real GPUs" in result.stdout

@@ -541,3 +541,18 @@ def test_sanitize_runs_every_supported_type_and_both_ways_down_for_a_pipeline(tm
     else:
         assert done.returncode == 77 and done.stdout.startswith("sanitize: skipped:"), done.stdout
         assert len(done.stdout.strip().splitlines()) == 1
+
+
+def test_multigpu_runs_powers_of_two_up_to_the_visible_gpus():
+    from transpose_lab.other_kinds import gpu_counts_to_run
+    assert gpu_counts_to_run(0) == [1]  # no GPU: one run, which says it is skipped
+    assert gpu_counts_to_run(1) == [1]
+    assert gpu_counts_to_run(2) == [1, 2]
+    assert gpu_counts_to_run(6) == [1, 2, 4, 6]
+    assert gpu_counts_to_run(8) == [1, 2, 4, 8]
+
+
+def test_multigpu_mpirun_leaves_ranks_unbound():
+    from transpose_lab.other_kinds import mpi_command
+    command = mpi_command("/usr/bin/mpirun", 4)
+    assert command[-4:] == ["--bind-to", "none", "-np", 4]

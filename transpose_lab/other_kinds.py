@@ -5,6 +5,7 @@ lab texts quote can be made again with one command:
     python -m transpose_lab.other_kinds out-of-core --results DIR [--shape 65536x131072]
                                                     [--device-mem BYTES]
     python -m transpose_lab.other_kinds multigpu    --results DIR [--sizes 8192 16384]
+                                      [--dtypes float32 complex128] [--gpu-counts 1 2] [--reps N]
     python -m transpose_lab.other_kinds streams-sweep --results DIR [--cases ...]
                                       [--streams-list 2 3 4] [--down-blocks-list 8 16 32 ...]
 
@@ -23,9 +24,12 @@ out-of-core (make out-of-core): one matrix larger than the device memory it may 
 (default 65536 x 131072 float32, 32 GiB each way, through 2 GiB): DIR/out_of_core.csv and .log.
 The program itself refuses, with the bytes it needs, where host memory is short.
 
-multigpu (make multigpu): CUDA.v9_multigpu over every visible GPU (--gpus N, N = all) and the
-last kernel step on one GPU, at each size: DIR/multigpu.csv; then `mpirun -np 1` of the same
-program where mpirun is installed (DIR/multigpu_mpi.csv).
+multigpu (make multigpu): for each element type and square size, CUDA.v9_multigpu on every GPU
+count (1, 2, 4, 8 up to the visible GPUs, or --gpu-counts), in one process (--gpus G) and, where
+mpirun is installed, one process per GPU (mpirun -np G), each next to its same-run all-to-all
+ceiling; then the last kernel step alone on one GPU at the same size and type: all rows in
+DIR/multigpu.csv, each run's report in DIR/multigpu_logs/. `python -m transpose_lab.plot_multigpu`
+draws the scaling picture and prints the table from that file.
 
 A program without a GPU prints one line and exits 77: the benchmark goes on and says "skipped"
 at the end. Exit 0 when every run verified (or was skipped), 1 when one failed.
@@ -37,6 +41,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from transpose_lab.results_csv import DTYPES, positive_int
 from transpose_lab.run_steps import classify
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,6 +52,7 @@ CPU = ROOT / "CPU.omp" / "transpose"
 DEFAULT_CASES = ["16384x16384:float32", "8192x8192:float64", "8192x8192:float32"]
 PAGEABLE_REPS = 3  # pageable runs are 10x slower: three are enough for a median
 OUT_OF_CORE_REPS = 3
+MULTIGPU_ENV = {"NCCL_NVLS_ENABLE": "0"}  # NVLink multicast can take a shared machine down
 
 
 class Runs:
@@ -130,22 +136,61 @@ def out_of_core(results, shape, device_mem, runs):
          log=results / "out_of_core.log")
 
 
-def multigpu(results, sizes, runs):
+def visible_gpus():
+    """How many GPUs the programs will see (CUDA_VISIBLE_DEVICES respected); 0 without a driver."""
+    chosen = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if chosen is not None:
+        return len([d for d in chosen.split(",") if d.strip()])
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return 0
+    listed = subprocess.run([smi, "-L"], capture_output=True, text=True)
+    return sum(line.startswith("GPU ") for line in listed.stdout.splitlines())
+
+
+def gpu_counts_to_run(visible):
+    """1, 2, 4, 8 ... up to the visible GPUs, and the visible count itself (1 without a GPU: the
+    program then says it is skipped)."""
+    counts, g = [], 1
+    while g <= max(visible, 1):
+        counts.append(g)
+        g *= 2
+    return counts + ([visible] if visible > counts[-1] else [])
+
+
+def mpi_command(mpirun, processes):
+    """mpirun for one process per GPU: not bound to one core each (OpenMPI binds by default), so
+    every rank's OpenMP fill and verification of its band gets its share of the cores."""
+    command = [mpirun, "--bind-to", "none", "-np", processes]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.insert(1, "--allow-run-as-root")
+    return command
+
+
+def multigpu(results, sizes, dtypes, gpu_counts, reps, runs):
     csv = results / "multigpu.csv"
-    env = {"NCCL_NVLS_ENABLE": "0"}  # NVLink multicast can take a shared machine out of service
-    for n in sizes:
-        runs(f"CUDA.v9_multigpu {n}x{n} (every visible GPU)", [DISTRIBUTED, n, n, "--csv", csv],
-             env=env)
-        runs(f"CUDA.v7_packed {n}x{n} (one GPU)", [LAST_KERNEL_STEP, n, n, "--csv", csv])
+    logs = results / "multigpu_logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    counts = gpu_counts or gpu_counts_to_run(visible_gpus())
     mpirun = shutil.which("mpirun")
-    if mpirun is None or runs.skipped:
-        print("mpirun -np 1: skipped: " + ("mpirun is not installed" if mpirun is None
-                                           else "no CUDA device"))
-        return
-    n = sizes[0]
-    runs(f"mpirun -np 1 CUDA.v9_multigpu {n}x{n}",
-         [mpirun, "--allow-run-as-root", "-np", 1, DISTRIBUTED, n, n, "--csv",
-          results / "multigpu_mpi.csv"], env=env)
+    if mpirun is None:
+        print("mpirun -np G: skipped: mpirun is not installed (single-process runs only)")
+    cores = os.cpu_count() or 1
+    for dtype in dtypes:
+        for n in sizes:
+            common = [n, n, "--dtype", dtype, "--csv", csv] + (["--reps", reps] if reps else [])
+            for g in counts:
+                name = f"{n}x{n}_{dtype}_gpus{g}"
+                runs(f"CUDA.v9_multigpu {n}x{n} {dtype} --gpus {g}",
+                     [DISTRIBUTED, *common, "--gpus", g], log=logs / f"{name}_single.log",
+                     env=MULTIGPU_ENV)
+                if mpirun is not None and not runs.skipped:
+                    runs(f"mpirun -np {g} CUDA.v9_multigpu {n}x{n} {dtype}",
+                         [*mpi_command(mpirun, g), DISTRIBUTED, *common],
+                         log=logs / f"{name}_mpi.log",
+                         env={**MULTIGPU_ENV, "OMP_NUM_THREADS": str(max(1, cores // g))})
+            runs(f"CUDA.v7_packed {n}x{n} {dtype} (one GPU)", [LAST_KERNEL_STEP, *common],
+                 log=logs / f"{n}x{n}_{dtype}_one_gpu.log")
 
 
 def main(argv=None):
@@ -165,6 +210,11 @@ def main(argv=None):
                         help="out-of-core: device memory the pipeline may use (bytes)")
     parser.add_argument("--sizes", nargs="+", type=int, default=[8192, 16384],
                         help="multigpu: square sizes")
+    parser.add_argument("--dtypes", nargs="+", choices=list(DTYPES), default=["float32"],
+                        help="multigpu: element types")
+    parser.add_argument("--gpu-counts", nargs="+", type=positive_int,
+                        help="multigpu: GPU counts (default: 1, 2, 4, 8 up to the visible GPUs)")
+    parser.add_argument("--reps", type=positive_int, help="multigpu: timed runs of each program")
     args = parser.parse_args(argv)
     results = Path(args.results)
     results.mkdir(parents=True, exist_ok=True)
@@ -176,7 +226,7 @@ def main(argv=None):
     elif args.what == "out-of-core":
         out_of_core(results, args.shape, args.device_mem, runs)
     else:
-        multigpu(results, args.sizes, runs)
+        multigpu(results, args.sizes, args.dtypes, args.gpu_counts, args.reps, runs)
     return runs.summary()
 
 

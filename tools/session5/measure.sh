@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Fifth session's device calls: tools/session5/measure.sh SECTION... (run from the repository root).
+# Sections run in the order given; each writes under /tmp/r (tarred to $OUT/r.tgz at the end) and
+# prints a few lines; one that would pass the time left (LIMIT, seconds) is skipped and says so.
+#   build      make the steps the later sections need, machine.txt (GPUs, NVLink topology)
+#   mgtests    tests/test_multigpu_step.py (the tests for 2 or more GPUs run where they are)
+#   mgsmall    make multigpu at 8192^2 and 32768^2 (float32, complex128) and 65536^2 float32
+#   mgbig      make multigpu at 65536^2 complex128 (64 GiB a matrix)
+source "$(dirname "$0")/../device_call.sh"
+export OMP_PROC_BIND=close OMP_PLACES=cores
+BUILD_STEPS=${BUILD_STEPS:-"CUDA.v1 CUDA.v7_packed CUDA.v9_multigpu"}
+
+build() {
+  { nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version --format=csv
+    nvidia-smi topo -m; lscpu | grep -E "Model name|^CPU\(s\)|NUMA"; nvcc --version | tail -1
+    free -g | head -2; mpirun --version 2>&1 | head -1; } > $R/machine.txt 2>&1
+  make -j32 $BUILD_STEPS > $R/build.log 2>&1 || { grep -B2 -A8 error $R/build.log | head -30; exit 1; }
+  echo "built: $BUILD_STEPS"; head -3 $R/machine.txt
+}
+mgtests() {
+  timeout $(( $(left) - 10 )) python3 -m pytest -q -rs -n 8 tests/test_multigpu_step.py > $R/test_multigpu.log 2>&1
+  echo "mgtests rc=$?"; tail -3 $R/test_multigpu.log; grep -c SKIPPED $R/test_multigpu.log
+}
+mg_report() { python3 -m transpose_lab.plot_multigpu --csv $R/mg/multigpu.csv --out $R/mg/multigpu.png --table - 2>&1 | tail -30; }
+mgsmall() {
+  timeout $(( $(left) - 10 )) make multigpu RESULTS=$R/mg MULTIGPU_SIZES="8192 32768" MULTIGPU_DTYPES="float32 complex128" > $R/mgsmall.log 2>&1
+  echo "mgsmall rc=$?"; grep -E "FAILED|skipped" $R/mgsmall.log | head
+  timeout $(( $(left) - 10 )) make multigpu RESULTS=$R/mg MULTIGPU_SIZES=65536 MULTIGPU_DTYPES=float32 REPS=20 > $R/mg65536f32.log 2>&1
+  echo "mg 65536 float32 rc=$?"; grep -E "FAILED|skipped" $R/mg65536f32.log | head
+  mg_report
+}
+mgbig() {
+  timeout $(( $(left) - 10 )) make multigpu RESULTS=$R/mg MULTIGPU_SIZES=65536 MULTIGPU_DTYPES=complex128 REPS=20 > $R/mgbig.log 2>&1
+  echo "mgbig rc=$?"; cat $R/mgbig.log | grep -v "^python\|^make" | head -20
+  mg_report
+}
+run_sections "$@"
