@@ -2,23 +2,29 @@
 // New since v7_packed: no new kernel (v7's launcher is linked, not copied). The matrix lives in
 // row bands, one per GPU, and so does its transpose, so most of the output a GPU needs sits on the
 // other GPUs: the transpose becomes a local transpose plus an all-to-all exchange.
-// 1. Each GPU cuts its input band into K chunks of whole rows and transposes each with v6: the
+// 1. Each GPU cuts its input band into K chunks of whole rows and transposes each with v7: the
 //    transposed chunk (cols x chunk_rows) holds, one after another, the block every destination
 //    needs (rows [c0(d), c1(d)) of it are destination d's output rows).
 // 2. The blocks go out with grouped ncclSend/ncclRecv (as nccl-tests' alltoall): NCCL moves bytes.
-// 3. Each received block lands in its place in the output band with one strided copy.
+// 3. Each block lands in its place in the output band: narrow rows at a wide pitch, which the SMs
+//    copy at memory speed where a copy engine would crawl.
 // 4. Chunks pipeline over three streams: while chunk k crosses the links, chunk k+1 is transposed
-//    and chunk k-1 placed, so the links, not the local work, set the time.
+//    and chunk k placed, so the links, not the local work, set the time; nothing waits for the
+//    exchange but the placement of what it brings, and the link stream's priority lets NCCL's
+//    kernels onto the SMs first.
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 #include <algorithm>
 #include <vector>
 
+#include "../common/band_copy.cuh"
 #include "../common/distributed.cuh"
 
 namespace lab {
 namespace {
+
+constexpr Index kMaxPlaceBlocks = Index{1} << 30;  // a block per output row (grid.x < 2^31)
 
 // The blocks of chunk k that rank g's transposed chunk holds for each destination d: rows
 // [c0(d), c1(d)) of a cols x chunk_rows(g, k) matrix, so contiguous. What g receives from s is
@@ -42,15 +48,24 @@ Blocks chunk_blocks(const Decomposition& plan, const Rank& me, int k) {
 }
 
 // A block of band_cols(g) rows x chunk_rows(s, k) columns into the output band (band_cols(g) x
-// rows), at the columns of source s's chunk k: one strided copy.
-void place_block(const Decomposition& plan, const Rank& me, int source, int k, const char* block,
+// rows), at the columns of source s's chunk k: narrow rows at the pitch of a whole output row.
+// The SMs copy them (a block per row, so that NCCL's kernels find free SMs between blocks); a
+// copy engine moves rows this narrow at a fraction of the speed (--place copy-engine compares).
+void place_block(const Team& team, const Rank& me, int source, int k, const char* block,
                  cudaStream_t stream) {
+  const Decomposition& plan = team.plan;
   const Index width = plan.chunk_rows(source, k), height = plan.band_cols(me.rank);
   if (width == 0 || height == 0) return;
   const Index first_col = plan.row_begin(source) + plan.chunk_begin(source, k);
-  CUDA_CHECK(cudaMemcpy2DAsync(me.out + plan.bytes(first_col), plan.bytes(plan.rows), block,
-                               plan.bytes(width), plan.bytes(width), height,
-                               cudaMemcpyDeviceToDevice, stream));
+  char* target = me.out + plan.bytes(first_col);
+  if (team.place == PlacePath::kCopyEngine) {
+    CUDA_CHECK(cudaMemcpy2DAsync(target, plan.bytes(plan.rows), block, plan.bytes(width),
+                                 plan.bytes(width), height, cudaMemcpyDeviceToDevice, stream));
+    return;
+  }
+  copy_band(block, target, plan.bytes(width), plan.bytes(plan.rows), height,
+            static_cast<int>(std::min<Index>(height, kMaxPlaceBlocks)), stream);
+  CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace
@@ -130,8 +145,10 @@ void enqueue_distributed_transpose(Team& team) {
     for (Rank& me : team.local) {
       CUDA_CHECK(cudaSetDevice(me.device));
       const Index chunk_rows = plan.chunk_rows(me.rank, k);
-      // Buffer b last held chunk k-2: its sends must be done before it is overwritten.
-      if (k >= 2) CUDA_CHECK(cudaStreamWaitEvent(me.compute, me.exchanged[b], 0));
+      // Buffers b last held chunk k-2: placed means sent (placement waited for the exchange) and
+      // read by both placements, so the transpose may overwrite the send buffer and the exchange
+      // the receive buffer.
+      if (k >= 2) CUDA_CHECK(cudaStreamWaitEvent(me.compute, me.placed[b], 0));
       if (chunk_rows != 0) {
         const T* chunk = reinterpret_cast<const T*>(
             me.in + plan.bytes(plan.chunk_begin(me.rank, k) * plan.cols));
@@ -140,13 +157,12 @@ void enqueue_distributed_transpose(Team& team) {
                             static_cast<int>(plan.cols), me.compute);
         if (k == 0) me.shape = shape;
       }
-      // The own block stays here: straight from the transposed chunk into the output band.
-      place_block(plan, me, me.rank, k,
-                  me.send[b] + plan.bytes(plan.col_begin(me.rank) * chunk_rows), me.compute);
       CUDA_CHECK(cudaEventRecord(me.transposed[b], me.compute));
       CUDA_CHECK(cudaStreamWaitEvent(me.link, me.transposed[b], 0));
-      // Receive buffer b last held chunk k-2: it must be placed before it is overwritten.
-      if (k >= 2) CUDA_CHECK(cudaStreamWaitEvent(me.link, me.placed[b], 0));
+      // The own block stays here: placed straight from the transposed chunk, beside the exchange.
+      CUDA_CHECK(cudaStreamWaitEvent(me.place, me.transposed[b], 0));
+      place_block(team, me, me.rank, k,
+                  me.send[b] + plan.bytes(plan.col_begin(me.rank) * chunk_rows), me.place);
       blocks.push_back(chunk_blocks(plan, me, k));
     }
     all_to_all(team, blocks);
@@ -157,7 +173,7 @@ void enqueue_distributed_transpose(Team& team) {
       CUDA_CHECK(cudaStreamWaitEvent(me.place, me.exchanged[b], 0));
       for (int s = 0; s < plan.ranks; ++s)
         if (s != me.rank)
-          place_block(plan, me, s, k, me.recv[b] + blocks[i].recv_offset[s], me.place);
+          place_block(team, me, s, k, me.recv[b] + blocks[i].recv_offset[s], me.place);
       CUDA_CHECK(cudaEventRecord(me.placed[b], me.place));
     }
   }

@@ -51,17 +51,25 @@ struct Rank {
   char* send[2] = {nullptr, nullptr};  // the step's scratch: a transposed chunk, double-buffered
   char* recv[2] = {nullptr, nullptr};  // the blocks received for a chunk, double-buffered
   cudaStream_t compute = nullptr;      // local transposes (and the timing events)
-  cudaStream_t link = nullptr;         // the exchange
-  cudaStream_t place = nullptr;        // placement of received blocks into the output band
+  cudaStream_t link = nullptr;         // the exchange (the highest priority: NCCL's kernels
+                                       // take SMs before the local work that waits beside them)
+  cudaStream_t place = nullptr;        // placement of the blocks into the output band
   cudaEvent_t transposed[2] = {}, exchanged[2] = {}, placed[2] = {};
   cudaEvent_t joined = nullptr;  // virtual exchange: this rank's link stream reached the barrier
   LaunchShape shape;             // of the first local transpose, for the report
+};
+
+// How received blocks reach their place in the output band (--place).
+enum class PlacePath {
+  kKernel,      // the SMs copy them, 16-byte words where the rows allow
+  kCopyEngine,  // one strided 2D copy per block, by a copy engine
 };
 
 // The ranks this process drives: all G in the single-process and virtual modes, one under MPI.
 struct Team {
   Decomposition plan;
   bool virtual_ranks = false;  // every rank on one GPU, exchange by device copies
+  PlacePath place = PlacePath::kKernel;
   std::vector<Rank> local;
 };
 

@@ -122,6 +122,7 @@ struct DistributedOptions {
   int gpus = 0;           // 0: not given
   int virtual_ranks = 0;  // 0: not given
   int chunks = 0;         // 0: chosen from the band size
+  lab::PlacePath place = lab::PlacePath::kKernel;
 };
 
 const char* const kDistributedUsage =
@@ -130,6 +131,8 @@ const char* const kDistributedUsage =
     "  --virtual-ranks N  test mode: N ranks on one GPU, the exchange done by device copies\n"
     "  --chunks N         pieces of each band, exchanged while the next is transposed "
     "(default: by size)\n"
+    "  --place WAY        kernel (default: the SMs place received blocks) or copy-engine "
+    "(2D copies)\n"
     "  Built with MPI, under mpirun: one process per GPU (no --gpus). NCCL_NVLS_ENABLE=0 unless "
     "set.\n";
 
@@ -159,6 +162,13 @@ DistributedOptions take_distributed_options(int* argc, char** argv, const lab::C
     if (arg == "--help" || arg == "-h") {
       if (g_world.rank == 0) std::printf("%s%s", lab::usage_text(spec).c_str(), kDistributedUsage);
       leave(lab::kExitOk);
+    }
+    if (arg == "--place") {
+      const std::string way = i + 1 < *argc ? argv[++i] : "";
+      if (way != "kernel" && way != "copy-engine")
+        usage_error(spec, "--place takes kernel or copy-engine, got '" + way + "'");
+      options.place = way == "kernel" ? lab::PlacePath::kKernel : lab::PlacePath::kCopyEngine;
+      continue;
     }
     int* target = arg == "--gpus"            ? &options.gpus
                   : arg == "--virtual-ranks" ? &options.virtual_ranks
@@ -370,8 +380,11 @@ void set_up(Team& team, std::vector<Buffers>& buffers) {
     }
     if (me.send[1] == nullptr) me.send[1] = me.send[0];  // one chunk: one buffer of each
     if (me.recv[1] == nullptr) me.recv[1] = me.recv[0];
-    for (cudaStream_t* stream : {&me.compute, &me.link, &me.place})
+    for (cudaStream_t* stream : {&me.compute, &me.place})
       CUDA_CHECK(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
+    int least = 0, greatest = 0;
+    CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    CUDA_CHECK(cudaStreamCreateWithPriority(&me.link, cudaStreamNonBlocking, greatest));
     for (int b = 0; b < 2; ++b)
       for (cudaEvent_t* event : {&me.transposed[b], &me.exchanged[b], &me.placed[b]})
         CUDA_CHECK(cudaEventCreateWithFlags(event, cudaEventDisableTiming));
@@ -568,6 +581,10 @@ SingleGpu time_single_gpu(int device, const lab::Options& options) {
   return result;
 }
 
+std::string placed_by(const Team& team) {
+  return team.place == lab::PlacePath::kKernel ? "placed by the SMs" : "placed by 2D copies";
+}
+
 std::string figure(const char* format, double value) {
   char text[64];
   std::snprintf(text, sizeof text, format, value);
@@ -642,7 +659,8 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
         lab::step_measurement(variant, properties.name, dtype, plan.rows, plan.cols);
     m.threads = lab::threads_launched(team.local[0].shape);
     m.launch = std::to_string(plan.ranks) + " bands x " + std::to_string(plan.chunks) +
-               " chunks, " + lab::describe_launch(team.local[0].shape);
+               " chunks, " + (plan.ranks > 1 ? placed_by(team) + ", " : std::string()) +
+               lab::describe_launch(team.local[0].shape);
     m.reps = options.reps;
     m.median_ms = median_ms;
     m.e2e_ms = -1;  // the data lives on the GPUs: there is no host round trip to time
@@ -668,7 +686,9 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
             ", L2 flushed before each",
         "bands    " + std::to_string(plan.ranks) + " ranks, input bands of " +
             std::to_string(min_rows) + " to " + std::to_string(max_rows) + " rows, " +
-            std::to_string(plan.chunks) + " chunk(s) each; kernel " + STEP_KERNEL_NAME + ": " +
+            std::to_string(plan.chunks) + " chunk(s) each" +
+            (plan.ranks > 1 ? ", " + placed_by(team) : std::string()) + "; kernel " +
+            STEP_KERNEL_NAME + ": " +
             kReusedKernelSummary,
         "exchange algbw " + figure("%.1f", algbw(median_ms)) + " GB/s, busbw " +
             figure("%.1f", algbw(median_ms) * share) + " GB/s (ceiling: algbw " +
@@ -806,6 +826,7 @@ int main(int argc, char** argv) {
     for (int g = 0; g < ranks; ++g) team.local[g].rank = team.local[g].device = g;
   }
   team.virtual_ranks = virtual_mode;
+  team.place = distributed.place;
   team.plan.rows = options.rows;
   team.plan.cols = options.cols;
   team.plan.ranks = ranks;

@@ -47,7 +47,7 @@ def read_rows(csv_path):
 
 BAD_ARGS = [["--gpus", "0"], ["--gpus", "x"], ["--gpus", "-1"], ["--gpus"], ["--gpus", "2x"],
             ["--virtual-ranks", "0"], ["--chunks", "0"], ["--gpus", "1", "--virtual-ranks", "2"],
-            ["--dtype", "int7"], ["0", "5"], ["--bogus"]]
+            ["--dtype", "int7"], ["0", "5"], ["--bogus"], ["--place", "bogus"], ["--place"]]
 
 
 @pytest.mark.parametrize("args", BAD_ARGS, ids=" ".join)
@@ -101,6 +101,17 @@ def test_every_rank_verifies_its_band(mode, shape, dtype, gpu_here, tmp_path):
     assert (int(row["rows"]), int(row["cols"])) == (rows, cols)
     assert (row["dtype"], int(row["elem_bytes"])) == (dtype, ELEM_BYTES[dtype])
     assert float(row["median_ms"]) > 0 and float(row["ceiling_gbps"]) > 0
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float16", "float32", "complex128"])
+def test_both_ways_of_placing_give_the_same_bits(dtype, gpu_here):
+    # The SMs place in the widest word the rows allow (1 to 16 bytes); 2D copies are the old way.
+    for place in ("kernel", "copy-engine"):
+        done = run(STEP, 2049, 1025, "--virtual-ranks", 3, "--chunks", 5, "--place", place,
+                   "--dtype", dtype, "--reps", 1)
+        assert done.returncode == 0, done.stderr
+        assert "verified bitwise" in done.stdout
+        assert ("placed by the SMs" if place == "kernel" else "placed by 2D copies") in done.stdout
 
 
 @pytest.mark.parametrize("ranks,chunks", [(8, 7), (3, 1), (4, 16), (2, None)])
@@ -187,10 +198,10 @@ MULTI_CASES = ([((37, 4111), dtype, 3) for dtype in DTYPES] +
 @pytest.mark.parametrize("shape,dtype,chunks", MULTI_CASES, ids=lambda v: str(v))
 def test_every_gpu_verifies_its_band(shape, dtype, chunks, two_gpus, tmp_path):
     rows, cols = shape
-    for gpus in sorted({2, two_gpus}):
-        csv_path = tmp_path / f"gpus{gpus}.csv"
+    for gpus, place in [(2, "kernel"), (2, "copy-engine"), (two_gpus, "kernel")]:
+        csv_path = tmp_path / f"gpus{gpus}_{place}.csv"
         done = run(STEP, rows, cols, "--gpus", gpus, "--chunks", chunks, "--dtype", dtype,
-                   "--reps", 2, "--csv", csv_path)
+                   "--place", place, "--reps", 2, "--csv", csv_path)
         assert done.returncode == 0, done.stderr
         assert "every rank's output band verified bitwise" in done.stdout
         (row,) = read_rows(csv_path)

@@ -6,6 +6,10 @@
 #   mgtests    tests/test_multigpu_step.py (the tests for 2 or more GPUs run where they are)
 #   mgsmall    make multigpu at 8192^2 and 32768^2 (float32, complex128) and 65536^2 float32
 #   mgbig      make multigpu at 65536^2 complex128 (64 GiB a matrix)
+#   mgdiag     v9 on 2 GPUs at 32768^2 float32: --chunks 1, 4, 16, 64 x --place kernel, copy-engine
+#              (what the exchange waits for), and an nsys kernel summary where nsys is installed
+#   mgtwo      make multigpu MULTIGPU_GPUS=2 at 8192^2, 32768^2 (float32, complex128), 65536^2
+#              float32, then 65536^2 complex128: the 2-GPU rows of the code as it is now
 source "$(dirname "$0")/../device_call.sh"
 export OMP_PROC_BIND=close OMP_PLACES=cores
 BUILD_STEPS=${BUILD_STEPS:-"CUDA.v1 CUDA.v7_packed CUDA.v9_multigpu"}
@@ -33,5 +37,26 @@ mgbig() {
   timeout $(( $(left) - 10 )) make multigpu RESULTS=$R/mg MULTIGPU_SIZES=65536 MULTIGPU_DTYPES=complex128 REPS=20 > $R/mgbig.log 2>&1
   echo "mgbig rc=$?"; cat $R/mgbig.log | grep -v "^python\|^make" | head -20
   mg_report
+}
+mgdiag() {
+  for place in kernel copy-engine; do for chunks in 1 4 16 64; do
+    timeout 100 CUDA.v9_multigpu/transpose 32768 32768 --gpus 2 --chunks $chunks --place $place --reps 10 --csv $R/mgdiag.csv > $R/mgdiag_last.log 2>&1
+    echo "place $place chunks $chunks rc=$? $(grep -E '^  gpus=2' $R/mgdiag_last.log | awk '{print $(NF-4), "ms", $(NF-2)}') | $(grep -E '^  all-to-all' $R/mgdiag_last.log | awk '{print $(NF-5), "ms"}')"
+  done; done
+  if command -v nsys > /dev/null; then
+    timeout 120 nsys profile -t cuda -o $R/v9_nsys --force-overwrite true CUDA.v9_multigpu/transpose 32768 32768 --gpus 2 --reps 3 > $R/nsys_run.log 2>&1
+    timeout 60 nsys stats -r cuda_gpu_kern_sum,cuda_gpu_mem_time_sum $R/v9_nsys.nsys-rep > $R/nsys_stats.txt 2>&1
+    echo "nsys rc=$?"; grep -E "Time \(%\)|nccl|transpose|copy_band|Memcpy" $R/nsys_stats.txt | cut -c1-160 | head -12
+  else echo "nsys: not installed"; fi
+}
+mgtwo() {
+  timeout $(( $(left) - 10 )) make multigpu RESULTS=$R/mg2 MULTIGPU_GPUS=2 MULTIGPU_SIZES="8192 32768" MULTIGPU_DTYPES="float32 complex128" > $R/mgtwo.log 2>&1
+  echo "mgtwo rc=$?"; grep -E "FAILED|skipped" $R/mgtwo.log | head
+  timeout $(( $(left) - 10 )) make multigpu RESULTS=$R/mg2 MULTIGPU_GPUS=2 MULTIGPU_SIZES=65536 MULTIGPU_DTYPES=float32 REPS=20 > $R/mgtwo65536f32.log 2>&1
+  echo "mgtwo 65536 float32 rc=$?"; grep -E "FAILED|skipped" $R/mgtwo65536f32.log | head
+  python3 -m transpose_lab.plot_multigpu --csv $R/mg2/multigpu.csv --out $R/mg2/multigpu.png --table - 2>&1 | tail -30
+  timeout $(( $(left) - 10 )) make multigpu RESULTS=$R/mg2 MULTIGPU_GPUS="1 2" MULTIGPU_SIZES=65536 MULTIGPU_DTYPES=complex128 REPS=10 > $R/mgtwo65536c128.log 2>&1
+  echo "mgtwo 65536 complex128 rc=$?"; grep -E "FAILED|skipped" $R/mgtwo65536c128.log | head
+  python3 -m transpose_lab.plot_multigpu --csv $R/mg2/multigpu.csv --out $R/mg2/multigpu.png --table - 2>&1 | grep 65536
 }
 run_sections "$@"
