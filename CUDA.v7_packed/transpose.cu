@@ -120,7 +120,8 @@ __global__ void __launch_bounds__(THREADS)
   }
 }
 
-// Above 48 KiB of shared memory a kernel must ask for it, once.
+// Above 48 KiB of shared memory a kernel must ask for it, on every GPU it runs on (the attribute
+// belongs to the device it was set on): asked at each launch, a call of about a microsecond.
 template <class Kernel>
 void allow_shared_bytes(Kernel kernel, int bytes) {
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
@@ -130,8 +131,7 @@ template <class T>
 LaunchShape launch_packed(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   constexpr int TILE_DIM = CHUNKS * (VECTOR_BYTES / sizeof(T));
   constexpr int SHARED_BYTES = TILE_DIM * GROUPS * VECTOR_BYTES;  // 64 KiB for 1-byte elements
-  static const bool configured = (allow_shared_bytes(transpose_kernel<T>, SHARED_BYTES), true);
-  (void)configured;
+  allow_shared_bytes(transpose_kernel<T>, SHARED_BYTES);
   const dim3 block(THREADS), grid = tile_grid(rows, cols, TILE_DIM);
   transpose_kernel<T><<<grid, block, SHARED_BYTES, stream>>>(in, out, rows, cols);
   return {grid, block};
@@ -400,9 +400,7 @@ LaunchShape launch_realigned(const T* in, T* out, int rows, int cols, cudaStream
   const auto run = [&](auto groups) {
     constexpr int kGroups = decltype(groups)::value;
     constexpr int SHARED_BYTES = (TILE_DIM * kGroups + CHUNKS) * VECTOR_BYTES;  // 72 KiB: uint8
-    static const bool configured =
-        (allow_shared_bytes(realign_kernel<T, kGroups>, SHARED_BYTES), true);
-    (void)configured;
+    allow_shared_bytes(realign_kernel<T, kGroups>, SHARED_BYTES);
     const dim3 block(CHUNKS * kGroups);
     realign_kernel<T, kGroups><<<grid, block, SHARED_BYTES, stream>>>(in, out, rows, cols);
     return LaunchShape{grid, block};

@@ -198,7 +198,7 @@ MULTI_CASES = ([((37, 4111), dtype, 3) for dtype in DTYPES] +
 @pytest.mark.parametrize("shape,dtype,chunks", MULTI_CASES, ids=lambda v: str(v))
 def test_every_gpu_verifies_its_band(shape, dtype, chunks, two_gpus, tmp_path):
     rows, cols = shape
-    for gpus, place in [(2, "kernel"), (2, "copy-engine"), (two_gpus, "kernel")]:
+    for gpus, place in dict.fromkeys([(2, "kernel"), (2, "copy-engine"), (two_gpus, "kernel")]):
         csv_path = tmp_path / f"gpus{gpus}_{place}.csv"
         done = run(STEP, rows, cols, "--gpus", gpus, "--chunks", chunks, "--dtype", dtype,
                    "--place", place, "--reps", 2, "--csv", csv_path)
