@@ -69,13 +69,22 @@ std::size_t down_word_bytes(const PiecePlan& plan) {
 
 PiecePlan plan_pieces(const PipelineRequest& request, std::string* why) {
   const int rows = request.rows, streams = request.streams > 0 ? request.streams : kDefaultStreams;
-  const std::size_t row_bytes = static_cast<std::size_t>(request.cols) * request.elem_bytes;
+  const int col_ranges = request.col_ranges > 0 ? request.col_ranges : 1;
+  if (col_ranges > request.cols) {
+    *why = "--piece-cols " + std::to_string(col_ranges) + " is more than the " +
+           std::to_string(request.cols) + " columns: a range is at least one column";
+    return {};
+  }
+  // With column ranges a piece's row is a tile's row: the counts below are per range.
+  const int range_cols = (request.cols + col_ranges - 1) / col_ranges;
+  const std::size_t row_bytes = static_cast<std::size_t>(range_cols) * request.elem_bytes;
   const std::size_t budget = request.device_mem;  // 0: not bounded
   // Device memory for `pieces` pieces: each stream in use holds one input band and one output
   // band of the largest piece.
   auto largest = [&](int pieces) { return (rows + pieces - 1) / pieces; };
   auto needed = [&](int pieces) {
-    return static_cast<std::size_t>(std::min(streams, pieces)) * 2 * largest(pieces) * row_bytes;
+    const auto in_use = std::min<std::int64_t>(streams, std::int64_t{pieces} * col_ranges);
+    return static_cast<std::size_t>(in_use) * 2 * largest(pieces) * row_bytes;
   };
   if (request.pieces > rows) {
     *why = "--pieces " + std::to_string(request.pieces) + " is more than the " +
@@ -123,7 +132,8 @@ PiecePlan plan_pieces(const PipelineRequest& request, std::string* why) {
   plan.cols = request.cols;
   plan.elem_bytes = request.elem_bytes;
   plan.pieces = pieces;
-  plan.streams = std::min(streams, pieces);
+  plan.col_ranges = col_ranges;
+  plan.streams = std::min(streams, plan.total_pieces());
   plan.down = request.down;
   if (plan.down == DownPath::kAuto)
     plan.down =
@@ -222,20 +232,21 @@ struct alignas(16) Word16 {
 
 template <class T>
 std::int64_t write_down_by_kernel(T* host_out, const T* piece_out, std::int64_t r0, int n,
-                                  const PiecePlan& plan, int blocks, cudaStream_t stream) {
+                                  int out_rows, const PiecePlan& plan, int blocks,
+                                  cudaStream_t stream) {
   const std::size_t width = static_cast<std::size_t>(n) * sizeof(T);
   const std::size_t first = static_cast<std::size_t>(r0) * sizeof(T);
   const std::size_t pitch = static_cast<std::size_t>(plan.rows) * sizeof(T);
   auto* to = reinterpret_cast<unsigned char*>(host_out) + first;
   const auto* from = reinterpret_cast<const unsigned char*>(piece_out);
-  const int grid = std::min(blocks, plan.cols);
+  const int grid = std::min(blocks, out_rows);
   auto launch = [&](auto word) {
     using V = decltype(word);
     const int words = static_cast<int>(width / sizeof(V));
     const int threads = std::clamp((words + 31) / 32 * 32, 32, kDownMaxThreads);
     write_band_to_host<<<grid, threads, 0, stream>>>(reinterpret_cast<const V*>(from),
                                                      reinterpret_cast<V*>(to), words,
-                                                     pitch / sizeof(V), plan.cols);
+                                                     pitch / sizeof(V), out_rows);
     return std::int64_t{grid} * threads;
   };
   switch (segment_word_bytes(first, width, pitch)) {
@@ -252,23 +263,40 @@ std::int64_t write_down_by_kernel(T* host_out, const T* piece_out, std::int64_t 
   }
 }
 
-// By the copy engine: one 2D copy of `cols` rows of n elements, the destination rows `rows`
+// By the copy engine: one 2D copy of `out_rows` rows of n elements, the destination rows `rows`
 // elements apart (the way a first version does it; narrow rows make it slow).
 template <class T>
-void copy_down(T* host_out, const T* piece_out, std::int64_t r0, int n, const PiecePlan& plan,
-               int max_pitch, cudaStream_t stream) {
+void copy_down(T* host_out, const T* piece_out, std::int64_t r0, int n, int out_rows,
+               const PiecePlan& plan, int max_pitch, cudaStream_t stream) {
   const std::size_t width = static_cast<std::size_t>(n) * sizeof(T);
   const std::size_t pitch = static_cast<std::size_t>(plan.rows) * sizeof(T);
   if (pitch <= static_cast<std::size_t>(max_pitch)) {
-    CUDA_CHECK(cudaMemcpy2DAsync(host_out + r0, pitch, piece_out, width, width, plan.cols,
+    CUDA_CHECK(cudaMemcpy2DAsync(host_out + r0, pitch, piece_out, width, width, out_rows,
                                  cudaMemcpyDeviceToHost, stream));
     return;
   }
   // Output rows longer than the largest pitch a 2D copy takes (2^31 bytes and more): row by row.
-  for (int c = 0; c < plan.cols; ++c)
+  for (int c = 0; c < out_rows; ++c)
     CUDA_CHECK(cudaMemcpyAsync(host_out + static_cast<std::size_t>(c) * plan.rows + r0,
                                piece_out + static_cast<std::size_t>(c) * n, width,
                                cudaMemcpyDeviceToHost, stream));
+}
+
+// Up, for a tile: n rows of m elements, `cols` apart in host memory, into an n x m buffer.
+template <class T>
+void copy_tile_up(T* piece_in, const T* host_in, int n, int m, const PiecePlan& plan, int max_pitch,
+                  cudaStream_t stream) {
+  const std::size_t width = static_cast<std::size_t>(m) * sizeof(T);
+  const std::size_t pitch = static_cast<std::size_t>(plan.cols) * sizeof(T);
+  if (pitch <= static_cast<std::size_t>(max_pitch)) {
+    CUDA_CHECK(cudaMemcpy2DAsync(piece_in, width, host_in, pitch, width, n, cudaMemcpyHostToDevice,
+                                 stream));
+    return;
+  }
+  for (int r = 0; r < n; ++r)
+    CUDA_CHECK(cudaMemcpyAsync(piece_in + static_cast<std::size_t>(r) * m,
+                               host_in + static_cast<std::size_t>(r) * plan.cols, width,
+                               cudaMemcpyHostToDevice, stream));
 }
 
 template <class T>
@@ -278,7 +306,7 @@ void StreamPipeline<T>::enqueue(const T* host_in, T* host_out, cudaStream_t orig
   const PiecePlan& plan = s.plan;
   if (record_timeline && s.stage_events.empty()) {
     CUDA_CHECK(cudaEventCreate(&s.zero));
-    s.stage_events.resize(4 * static_cast<std::size_t>(plan.pieces));
+    s.stage_events.resize(4 * static_cast<std::size_t>(plan.total_pieces()));
     for (cudaEvent_t& event : s.stage_events) CUDA_CHECK(cudaEventCreate(&event));
   }
   if (record_timeline) CUDA_CHECK(cudaEventRecord(s.zero, origin));
@@ -294,37 +322,40 @@ void StreamPipeline<T>::enqueue(const T* host_in, T* host_out, cudaStream_t orig
   // The lesson: pieces round robin over the streams. Within a stream the three stages of a
   // piece, and the pieces that reuse its buffers, run in order; across streams nothing waits, so
   // the copy engines (one per direction) and the SMs overlap pieces of different streams.
-  for (int p = 0; p < plan.pieces; ++p) {
-    const int k = p % plan.streams;
+  for (int q = 0; q < plan.total_pieces(); ++q) {
+    const int p = q % plan.pieces, range = q / plan.pieces, k = q % plan.streams;
     cudaStream_t stream = s.streams[k];
-    const std::int64_t r0 = plan.first_row(p);
-    const int n = plan.rows_of(p);
+    const std::int64_t r0 = plan.first_row(p), c0 = plan.first_col(range);
+    const int n = plan.rows_of(p), m = plan.cols_of(range);
     cudaEvent_t* events =
-        record_timeline ? &s.stage_events[4 * static_cast<std::size_t>(p)] : nullptr;
+        record_timeline ? &s.stage_events[4 * static_cast<std::size_t>(q)] : nullptr;
     if (events) CUDA_CHECK(cudaEventRecord(events[0], stream));
-    // Up: the band of input rows [r0, r0 + n) is contiguous in host memory.
-    CUDA_CHECK(cudaMemcpyAsync(s.device_in[k], host_in + r0 * plan.cols,
-                               static_cast<std::size_t>(n) * plan.cols * sizeof(T),
-                               cudaMemcpyHostToDevice, stream));
+    // Up: the band of input rows [r0, r0 + n) is contiguous in host memory; a tile of it is not.
+    if (m == plan.cols)
+      CUDA_CHECK(cudaMemcpyAsync(s.device_in[k], host_in + r0 * plan.cols,
+                                 static_cast<std::size_t>(n) * plan.cols * sizeof(T),
+                                 cudaMemcpyHostToDevice, stream));
+    else
+      copy_tile_up(s.device_in[k], host_in + r0 * plan.cols + c0, n, m, plan, s.max_pitch, stream);
     if (events) CUDA_CHECK(cudaEventRecord(events[1], stream));
-    // Transpose: n x cols in, cols x n out, by the kernel step's own launcher.
-    const LaunchShape shape =
-        launch_transpose(s.device_in[k], s.device_out[k], n, plan.cols, stream);
-    check_launch(shape, n, plan.cols);
-    if (p == 0) {
+    // Transpose: n x m in, m x n out, by the kernel step's own launcher.
+    const LaunchShape shape = launch_transpose(s.device_in[k], s.device_out[k], n, m, stream);
+    check_launch(shape, n, m);
+    if (q == 0) {
       s.shape = shape;
       s.threads = 0;
     }
     s.threads += std::int64_t{shape.grid.x} * shape.grid.y * shape.grid.z * shape.block.x *
                  shape.block.y * shape.block.z;
     if (events) CUDA_CHECK(cudaEventRecord(events[2], stream));
-    // Down: a band of output columns, strided in host memory.
+    // Down: a band of output columns (of output rows [c0, c0 + m)), strided in host memory.
+    const std::size_t first_out_row = static_cast<std::size_t>(c0) * plan.rows;
     if (plan.down == DownPath::kKernel) {
-      s.threads +=
-          write_down_by_kernel(out_for_kernel, s.device_out[k], r0, n, plan, s.down_blocks, stream);
+      s.threads += write_down_by_kernel(out_for_kernel + first_out_row, s.device_out[k], r0, n, m,
+                                        plan, s.down_blocks, stream);
       CUDA_CHECK(cudaGetLastError());
     } else {
-      copy_down(host_out, s.device_out[k], r0, n, plan, s.max_pitch, stream);
+      copy_down(host_out + first_out_row, s.device_out[k], r0, n, m, plan, s.max_pitch, stream);
     }
     if (events) CUDA_CHECK(cudaEventRecord(events[3], stream));
   }
@@ -346,13 +377,16 @@ std::vector<PieceTimes> StreamPipeline<T>::timeline() const {
     CUDA_CHECK(cudaEventElapsedTime(&ms, s.zero, event));
     return ms;
   };
-  for (int p = 0; p < s.plan.pieces; ++p) {
-    const cudaEvent_t* e = &s.stage_events[4 * static_cast<std::size_t>(p)];
+  for (int q = 0; q < s.plan.total_pieces(); ++q) {
+    const cudaEvent_t* e = &s.stage_events[4 * static_cast<std::size_t>(q)];
+    const int p = q % s.plan.pieces, range = q / s.plan.pieces;
     PieceTimes t;
-    t.piece = p;
-    t.stream = p % s.plan.streams;
+    t.piece = q;
+    t.stream = q % s.plan.streams;
     t.first_row = s.plan.first_row(p);
     t.rows = s.plan.rows_of(p);
+    t.first_col = s.plan.first_col(range);
+    t.cols = s.plan.cols_of(range);
     t.up_start = at(e[0]);
     t.up_end = t.kernel_start = at(e[1]);
     t.kernel_end = t.down_start = at(e[2]);

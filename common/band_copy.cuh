@@ -58,9 +58,9 @@ inline std::int64_t copy_band(const void* from, void* to, std::size_t width, std
     using V = decltype(word);
     const int words = static_cast<int>(width / sizeof(V));
     const int threads = std::clamp((words + 31) / 32 * 32, 32, kMaxThreads);
-    copy_band_rows<<<grid, threads, 0, stream>>>(static_cast<const V*>(from), static_cast<V*>(to),
-                                                 words, static_cast<std::int64_t>(pitch / sizeof(V)),
-                                                 rows);
+    copy_band_rows<<<grid, threads, 0, stream>>>(
+        static_cast<const V*>(from), static_cast<V*>(to), words,
+        static_cast<std::int64_t>(pitch / sizeof(V)), rows);
     return std::int64_t{grid} * threads;
   };
   switch (band_copy_word_bytes(from, to, width, pitch)) {

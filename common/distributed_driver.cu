@@ -688,8 +688,7 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
             std::to_string(min_rows) + " to " + std::to_string(max_rows) + " rows, " +
             std::to_string(plan.chunks) + " chunk(s) each" +
             (plan.ranks > 1 ? ", " + placed_by(team) : std::string()) + "; kernel " +
-            STEP_KERNEL_NAME + ": " +
-            kReusedKernelSummary,
+            STEP_KERNEL_NAME + ": " + kReusedKernelSummary,
         "exchange algbw " + figure("%.1f", algbw(median_ms)) + " GB/s, busbw " +
             figure("%.1f", algbw(median_ms) * share) + " GB/s (ceiling: algbw " +
             figure("%.1f", algbw(median_ceiling_ms)) + ", busbw " +

@@ -39,15 +39,20 @@ struct PipelineRequest {
   std::size_t device_mem = 0;  // --device-mem: bytes of device memory the pipeline may allocate
   DownPath down = DownPath::kAuto;  // --down kernel|copy-engine (pageable: the copy engine)
   int down_blocks = 0;              // --down-blocks B: the grid of the kernel that writes down
+  int col_ranges = 0;               // --piece-cols M: ranges of columns each band is cut into
 };
 
-// How the matrix is cut: piece p holds input rows [first_row(p), first_row(p + 1)), bands that
-// differ by at most one row when the pieces do not divide the rows. Piece p runs on stream
-// p % streams, which owns one input and one output buffer on the device for the largest piece.
+// How the matrix is cut: band b holds input rows [first_row(b), first_row(b + 1)), bands that
+// differ by at most one row when they do not divide the rows; with col_ranges M > 1 every band is
+// cut again into M ranges of columns [first_col(j), first_col(j + 1)), so a piece is a tile whose
+// output touches only M-th of the output rows. Pieces run range by range, band by band within a
+// range (piece q = j * pieces + b), so that pieces in a row write the same output rows; piece q
+// runs on stream q % streams, which owns one input and one output buffer for the largest tile.
 struct PiecePlan {
   int rows = 0, cols = 0, elem_bytes = 0;
   int streams = 0;  // never more than the pieces
-  int pieces = 0;
+  int pieces = 0;   // bands of rows
+  int col_ranges = 1;
   DownPath down = DownPath::kKernel;
   int down_blocks = 0;  // 0: the step's default
   std::int64_t first_row(int piece) const {
@@ -55,10 +60,14 @@ struct PiecePlan {
   }
   int rows_of(int piece) const { return static_cast<int>(first_row(piece + 1) - first_row(piece)); }
   int max_piece_rows() const { return (rows + pieces - 1) / pieces; }
-  // One stream's input band plus its output band, for the largest piece.
+  std::int64_t first_col(int range) const { return std::int64_t{range} * cols / col_ranges; }
+  int cols_of(int range) const { return static_cast<int>(first_col(range + 1) - first_col(range)); }
+  int max_piece_cols() const { return (cols + col_ranges - 1) / col_ranges; }
+  int total_pieces() const { return pieces * col_ranges; }
+  // One stream's input tile plus its output tile, for the largest piece.
   std::size_t stream_bytes() const {
-    return 2 * static_cast<std::size_t>(max_piece_rows()) * static_cast<std::size_t>(cols) *
-           static_cast<std::size_t>(elem_bytes);
+    return 2 * static_cast<std::size_t>(max_piece_rows()) *
+           static_cast<std::size_t>(max_piece_cols()) * static_cast<std::size_t>(elem_bytes);
   }
   std::size_t device_bytes() const { return static_cast<std::size_t>(streams) * stream_bytes(); }
 };
@@ -81,6 +90,8 @@ struct PieceTimes {
   int piece = 0, stream = 0;
   std::int64_t first_row = 0;
   int rows = 0;
+  std::int64_t first_col = 0;
+  int cols = 0;
   float up_start = 0, up_end = 0, kernel_start = 0, kernel_end = 0, down_start = 0, down_end = 0;
 };
 

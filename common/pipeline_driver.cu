@@ -48,6 +48,8 @@ const char* const kPipelineUsage =
     "  --streams K        CUDA streams the pieces go round (default 3; 1: the serial pipeline)\n"
     "  --pieces N         bands of input rows, 1..ROWS (default: from the size, --streams and\n"
     "                     --device-mem)\n"
+    "  --piece-cols M     cut every band into M ranges of columns, 1..COLS (default 1): tiles,\n"
+    "                     whose output touches only an M-th of the output rows\n"
     "  --device-mem BYTES device memory the pipeline may use (default 2 GiB or a quarter of the\n"
     "                     free memory, the smaller)\n"
     "  --host-memory M    pinned (default) or pageable: the host matrices from malloc\n"
@@ -64,6 +66,7 @@ const char* const kPipelineUsage =
 struct PipelineOptions {
   int streams = 0;             // 0: the step's default
   int pieces = 0;              // 0: the step's default
+  int col_ranges = 0;          // 0: the step's default (whole rows)
   std::size_t device_mem = 0;  // 0: the default
   bool pageable = false;
   bool down_given = false;
@@ -99,9 +102,9 @@ std::vector<char*> take_pipeline_options(int argc, char** argv, const lab::CliSp
   std::vector<char*> rest{argv[0]};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    const bool ours = arg == "--streams" || arg == "--pieces" || arg == "--device-mem" ||
-                      arg == "--host-memory" || arg == "--down" || arg == "--down-blocks" ||
-                      arg == "--timeline";
+    const bool ours = arg == "--streams" || arg == "--pieces" || arg == "--piece-cols" ||
+                      arg == "--device-mem" || arg == "--host-memory" || arg == "--down" ||
+                      arg == "--down-blocks" || arg == "--timeline";
     if (arg == "--plan") {
       pipeline->plan_only = true;
       continue;
@@ -123,6 +126,8 @@ std::vector<char*> take_pipeline_options(int argc, char** argv, const lab::CliSp
       pipeline->streams = static_cast<int>(parse_positive(spec, value, arg, 1024));
     } else if (arg == "--pieces") {
       pipeline->pieces = static_cast<int>(parse_positive(spec, value, arg, 2147483647));
+    } else if (arg == "--piece-cols") {
+      pipeline->col_ranges = static_cast<int>(parse_positive(spec, value, arg, 2147483647));
     } else if (arg == "--device-mem") {
       pipeline->device_mem = parse_positive(spec, value, arg, std::size_t{1} << 50);
     } else if (arg == "--host-memory") {
@@ -185,14 +190,26 @@ void write_timeline(const std::string& path, const std::vector<lab::PieceTimes>&
     std::exit(lab::kExitFailed);
   }
   out << "piece,stream,first_row,rows,up_start_ms,up_end_ms,kernel_start_ms,kernel_end_ms,"
-         "down_start_ms,down_end_ms\n";
-  char line[320];
+         "down_start_ms,down_end_ms,first_col,cols\n";
+  char line[360];
   for (const lab::PieceTimes& t : pieces) {
-    std::snprintf(line, sizeof line, "%d,%d,%lld,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n", t.piece,
-                  t.stream, static_cast<long long>(t.first_row), t.rows, t.up_start, t.up_end,
-                  t.kernel_start, t.kernel_end, t.down_start, t.down_end);
+    std::snprintf(line, sizeof line, "%d,%d,%lld,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%lld,%d\n",
+                  t.piece, t.stream, static_cast<long long>(t.first_row), t.rows, t.up_start,
+                  t.up_end, t.kernel_start, t.kernel_end, t.down_start, t.down_end,
+                  static_cast<long long>(t.first_col), t.cols);
     out << line;
   }
+}
+
+// "675-676 rows", or "675-676 rows x 4096 columns" for tiles.
+std::string piece_size(const lab::PiecePlan& plan) {
+  auto span = [](int smallest, int largest) {
+    return smallest == largest ? std::to_string(largest)
+                               : std::to_string(smallest) + "-" + std::to_string(largest);
+  };
+  const std::string rows = span(plan.rows / plan.pieces, plan.max_piece_rows()) + " rows";
+  if (plan.col_ranges == 1) return rows;
+  return rows + " x " + span(plan.cols / plan.col_ranges, plan.max_piece_cols()) + " columns";
 }
 
 // --plan: the pieces, their rows and the device memory, as the step would cut the matrix.
@@ -206,16 +223,13 @@ int print_plan(lab::PipelineRequest request, const lab::Options& options) {
                  request.device_mem);
     return lab::kExitNoMemory;
   }
-  const int smallest = plan.rows / plan.pieces, largest = plan.max_piece_rows();
   std::printf(
-      "%s %d x %d %s: %d pieces of %s rows over %d streams, %zu bytes of device memory "
+      "%s %d x %d %s: %d pieces of %s over %d streams, %zu bytes of device memory "
       "(%s %zu), down by %s (the SMs would write %zu-byte words)\n",
-      STEP_NAME, options.rows, options.cols, options.dtype->name, plan.pieces,
-      smallest == largest ? std::to_string(largest).c_str()
-                          : (std::to_string(smallest) + "-" + std::to_string(largest)).c_str(),
-      plan.streams, plan.device_bytes(), given ? "--device-mem" : "assumed --device-mem",
-      request.device_mem, plan.down == lab::DownPath::kKernel ? "the SMs" : "2D copies",
-      lab::down_word_bytes(plan));
+      STEP_NAME, options.rows, options.cols, options.dtype->name, plan.total_pieces(),
+      piece_size(plan).c_str(), plan.streams, plan.device_bytes(),
+      given ? "--device-mem" : "assumed --device-mem", request.device_mem,
+      plan.down == lab::DownPath::kKernel ? "the SMs" : "2D copies", lab::down_word_bytes(plan));
   return lab::kExitOk;
 }
 
@@ -234,6 +248,7 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
   request.device_mem = pipeline.device_mem;
   request.down = pipeline.down;
   request.down_blocks = pipeline.down_blocks;
+  request.col_ranges = pipeline.col_ranges;
   if (request.device_mem == 0) request.device_mem = std::min(kDefaultDeviceMem, device_free / 4);
   std::string why;
   const lab::PiecePlan plan = lab::plan_pieces(request, &why);
@@ -351,17 +366,14 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
 
   // The report: the pipeline's row and, when measured, the serial reference's.
   const LaunchShape piece_shape = pipe.piece_launch();
-  const int smallest = plan.rows / plan.pieces, largest = plan.max_piece_rows();
-  const std::string piece_rows = smallest == largest
-                                     ? std::to_string(largest)
-                                     : std::to_string(smallest) + "-" + std::to_string(largest);
+  const std::string pieces_of = piece_size(plan);
   const char* variant = pipeline.pageable                             ? "pageable"
                         : pipeline.down == lab::DownPath::kCopyEngine ? "copy-engine-down"
                                                                       : "pipeline";
   lab::Measurement m = lab::step_measurement(variant, properties.name, dtype, rows, cols);
   m.threads = pipe.threads_launched();
-  m.launch = std::to_string(plan.streams) + " streams x " + std::to_string(plan.pieces) +
-             " pieces of " + piece_rows + " rows, " + pipe.describe_down() + ", " +
+  m.launch = std::to_string(plan.streams) + " streams x " + std::to_string(plan.total_pieces()) +
+             " pieces of " + pieces_of + ", " + pipe.describe_down() + ", " +
              lab::describe_launch(piece_shape);
   m.reps = options.reps;
   m.median_ms = pipeline_ms;
@@ -396,7 +408,8 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
       std::string("down     ") + (plan.down == lab::DownPath::kKernel
                                       ? "the SMs write each piece's output into host memory"
                                       : "one strided 2D copy per piece, by the copy engine"),
-      "pieces   " + std::to_string(plan.pieces) + " bands of " + piece_rows + " input rows over " +
+      "pieces   " + std::to_string(plan.total_pieces()) +
+          (plan.col_ranges == 1 ? " bands of " : " tiles of ") + pieces_of + " of the input over " +
           std::to_string(plan.streams) + " streams; " + lab::format_bytes(plan.device_bytes()) +
           " of device memory (" + given + ")",
       std::string("kernel   ") + STEP_KERNEL_NAME + ": " + kReusedKernelSummary,
@@ -441,9 +454,9 @@ int main(int argc, char** argv) {
 
   // What can be refused without a GPU is refused before looking for one.
   std::string why;
-  const lab::PipelineRequest request{options.rows,     options.cols,        options.dtype->bytes,
-                                     pipeline.streams, pipeline.pieces,     pipeline.device_mem,
-                                     pipeline.down,    pipeline.down_blocks};
+  const lab::PipelineRequest request{options.rows,     options.cols,         options.dtype->bytes,
+                                     pipeline.streams, pipeline.pieces,      pipeline.device_mem,
+                                     pipeline.down,    pipeline.down_blocks, pipeline.col_ranges};
   if (lab::plan_pieces(request, &why).pieces == 0) usage_error(spec, why);
   if (pipeline.plan_only) return print_plan(request, options);
   lab::require_host_memory(2 * lab::matrix_bytes(options.rows, options.cols, options.dtype->bytes),

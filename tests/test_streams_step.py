@@ -14,7 +14,8 @@ from conftest import (DTYPES, ELEM_BYTES, EXIT_NO_MEMORY, EXIT_SKIPPED, EXIT_USA
 STEP = "CUDA.v8_streams"
 PLOT = ROOT / STEP / "plot_timeline.py"
 TIMELINE_COLUMNS = ["piece", "stream", "first_row", "rows", "up_start_ms", "up_end_ms",
-                    "kernel_start_ms", "kernel_end_ms", "down_start_ms", "down_end_ms"]
+                    "kernel_start_ms", "kernel_end_ms", "down_start_ms", "down_end_ms",
+                    "first_col", "cols"]
 ODD_SHAPES = [(1, 4099), (4099, 1), (37, 4111), (2049, 1025), (1000, 999)]
 # (streams, pieces): one piece, pieces that do not divide the rows, more streams than pieces,
 # one stream (the serial pipeline), the step's defaults (None).
@@ -73,6 +74,9 @@ BAD_INPUT = [
     (["--host-memory", "locked"], "--host-memory must be pinned or pageable, got 'locked'"),
     (["--down", "dma"], "--down must be kernel or copy-engine, got 'dma'"),
     (["--down", "kernel", "--host-memory", "pageable"], "--down kernel needs pinned host memory"),
+    (["--piece-cols", "0"], "--piece-cols must be at least 1, got '0'"),
+    (["--piece-cols", "x"], "--piece-cols must be a positive whole number, got 'x'"),
+    (["--piece-cols", "65"], "--piece-cols 65 is more than the 64 columns"),
     (["--timeline"], "--timeline needs a value"),
     (["--timeline", ""], "--timeline needs a file name"),
     (["--streams"], "--streams needs a value"),
@@ -109,6 +113,9 @@ def test_bad_input_exits_2_with_its_message_before_looking_for_a_gpu(arguments, 
     (["8191", "8193", "--dtype", "float64"], "down by the SMs (the SMs would write 8-byte words)"),
     (["8191", "8193", "--dtype", "float16", "--down", "kernel"], "down by the SMs"),
     (["1000", "999", "--pieces", "7", "--streams", "2"], "7 pieces of 142-143 rows over 2 streams"),
+    # Tiles: 7 bands x 2 column ranges; device memory for the largest tile only.
+    (["1000", "999", "--pieces", "7", "--piece-cols", "2", "--streams", "2"],
+     "14 pieces of 142-143 rows x 499-500 columns over 2 streams, 1144000 bytes"),
 ])
 def test_plan_prints_the_pieces_without_a_gpu(args, plan):
     done = run(STEP, *args, "--plan")
@@ -131,7 +138,8 @@ def test_the_shared_options_still_work_and_are_checked():
 def test_help_lists_the_pipeline_options():
     done = run(STEP, "--help")
     assert done.returncode == 0 and done.stdout.startswith("usage:")
-    for flag in ("--streams", "--pieces", "--device-mem", "--host-memory", "--timeline"):
+    for flag in ("--streams", "--pieces", "--piece-cols", "--device-mem", "--host-memory",
+                 "--timeline"):
         assert flag in done.stdout
 
 
@@ -246,6 +254,40 @@ def test_both_ways_down_give_the_same_bits(dtype, rows, cols, needs_gpu, tmp_pat
         lines.append([line.split("first run")[-1].strip() for line in done.stdout.splitlines()
                       if "first run verified" in line])
     assert lines[0] == lines[1] and lines[0] and "bitwise equal" in lines[0][0]
+
+
+# Tiles: ranges of columns that do not divide the columns, one range per column at the narrow end,
+# with every way down, one stream and several, and pieces that do not divide the rows.
+TILES = [((37, 4111), 3, 5, 3, "kernel"), ((2049, 1025), 7, 4, 1, "copy-engine"),
+         ((1000, 999), 2, 1, 2, "kernel"), ((4099, 1), 1, 9, 3, "copy-engine"),
+         ((64, 7), 7, 3, 4, "kernel"), ((2048, 1024), 16, 8, 3, "kernel")]
+
+
+@pytest.mark.parametrize("shape,ranges,pieces,streams,down", TILES, ids=lambda v: str(v))
+def test_tiles_are_exact(shape, ranges, pieces, streams, down, needs_gpu, tmp_path):
+    rows, cols = shape
+    done, measured = run_pipeline(tmp_path, rows, cols, "--piece-cols", ranges, "--pieces",
+                                  pieces, "--streams", streams, "--down", down)
+    row = measured["pipeline" if down == "kernel" else "copy-engine-down"]
+    assert pieces_in(row) == (min(streams, pieces * ranges), pieces * ranges)
+    assert ("columns" in row["launch"]) == (ranges > 1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tiles_are_exact_for_every_type(dtype, needs_gpu, tmp_path):
+    run_pipeline(tmp_path, 2049, 1025, "--piece-cols", 3, "--pieces", 5, dtype=dtype)
+
+
+def test_the_timeline_of_tiles_covers_the_matrix_once(needs_gpu, tmp_path):
+    timeline = tmp_path / "timeline.csv"
+    rows, cols, ranges, pieces = 1001, 777, 3, 4
+    run_pipeline(tmp_path, rows, cols, "--piece-cols", ranges, "--pieces", pieces, "--timeline",
+                 timeline)
+    entries = read_rows(timeline)
+    assert len(entries) == ranges * pieces
+    assert sum(int(e["rows"]) * int(e["cols"]) for e in entries) == rows * cols
+    # Range by range, band by band within a range.
+    assert [int(e["first_col"]) for e in entries] == sorted(int(e["first_col"]) for e in entries)
 
 
 def test_pageable_host_memory_is_exact_and_reported(needs_gpu, tmp_path):
