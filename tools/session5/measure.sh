@@ -8,7 +8,7 @@
 #   mgbig      make multigpu at 65536^2 complex128 (64 GiB a matrix)
 #   mgdiag     v9 on 2 GPUs at 32768^2 float32: --chunks 1, 4, 16, 64 x --place kernel, copy-engine
 #              (what the exchange waits for), and an nsys kernel summary where nsys is installed
-#   mgsweep    v9 on 2 GPUs at 32768^2 float32 and 8192^2 complex128 over --chunks 1, 2, 4, 16,
+#   mgsweep    v9 on 2 GPUs at SWEEP_CASES (32768:float32) over --chunks SWEEP_CHUNKS (1 4 16),
 #              with NCCL's kernels and with NCCL_P2P_USE_CUDA_MEMCPY=1 (the copy engines move the
 #              exchange, so it leaves the SMs to the local work)
 #   tiletests  the tests of CUDA.v8_streams' tiles (--piece-cols), eight at once
@@ -56,8 +56,8 @@ mgdiag() {
   else echo "nsys: not installed"; fi
 }
 mgsweep() {
-  for c in "32768 float32" "8192 complex128"; do set -- $c
-    for engine in sm ce; do for chunks in 1 2 4 16; do
+  for c in ${SWEEP_CASES:-"32768:float32"}; do set -- ${c/:/ }
+    for engine in sm ce; do for chunks in ${SWEEP_CHUNKS:-1 4 16}; do
       local env=(); [ $engine = ce ] && env=(env NCCL_P2P_USE_CUDA_MEMCPY=1)
       timeout 100 "${env[@]}" CUDA.v9_multigpu/transpose $1 $1 --dtype $2 --gpus 2 --chunks $chunks --reps 10 > $R/mgsweep_last.log 2>&1
       local rc=$?; cat $R/mgsweep_last.log >> $R/mgsweep_${1}_$2_$engine.log
