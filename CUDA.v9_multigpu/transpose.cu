@@ -6,8 +6,8 @@
 //    transposed chunk (cols x chunk_rows) holds, one after another, the block every destination
 //    needs (rows [c0(d), c1(d)) of it are destination d's output rows).
 // 2. The blocks go out with grouped ncclSend/ncclRecv (as nccl-tests' alltoall): NCCL moves bytes.
-// 3. Each block lands in its place in the output band: narrow rows at a wide pitch, which the SMs
-//    copy at memory speed where a copy engine would crawl.
+// 3. Each block lands in its place in the output band: narrow rows at a wide pitch, copied by the
+//    SMs (--place copy-engine: by 2D copies; which is faster depends on what else runs, README).
 // 4. Chunks pipeline over three streams: while chunk k crosses the links, chunk k+1 is transposed
 //    and chunk k placed, so the links, not the local work, set the time; nothing waits for the
 //    exchange but the placement of what it brings, and the link stream's priority lets NCCL's
@@ -49,8 +49,9 @@ Blocks chunk_blocks(const Decomposition& plan, const Rank& me, int k) {
 
 // A block of band_cols(g) rows x chunk_rows(s, k) columns into the output band (band_cols(g) x
 // rows), at the columns of source s's chunk k: narrow rows at the pitch of a whole output row.
-// The SMs copy them (a block per row, so that NCCL's kernels find free SMs between blocks); a
-// copy engine moves rows this narrow at a fraction of the speed (--place copy-engine compares).
+// The SMs copy them (a block per row, so that NCCL's kernels find free SMs between blocks); with
+// nothing beside them they are faster than a copy engine's 2D copies, beside the exchange they
+// take SMs from NCCL (measured: README; --place copy-engine compares).
 void place_block(const Team& team, const Rank& me, int source, int k, const char* block,
                  cudaStream_t stream) {
   const Decomposition& plan = team.plan;
