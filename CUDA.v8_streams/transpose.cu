@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/band_copy.cuh"
 #include "../common/cuda_check.cuh"
 #include "../common/pipeline.cuh"
 
@@ -45,7 +46,6 @@ constexpr std::size_t kDownWordBytes = 16;  // the widest word the way down writ
 // docs/results/session3/narrow/streams.csv; float32, 4-byte words, 57.0% and 60.9% against 66.0%,
 // docs/results/session4/v8auto.csv). 16-byte words: the SMs by far (87.4% against 34.1%).
 constexpr std::size_t kNarrowestKernelWord = 8;
-constexpr int kDownMaxThreads = 256;
 
 // ---- How the matrix is cut (host only) ----
 // The widest word (kDownWordBytes, 8, 4, 2 or 1 bytes) that a band's row segments start and end
@@ -214,53 +214,16 @@ void check_launch(const LaunchShape& shape, int piece_rows, int cols) {
 // ---- Down: a piece's output, cols x n on the device, into columns [r0, r0 + n) of every output
 // row in host memory ----
 
-// By the SMs: block b writes output rows b, b + gridDim.x, ...; its threads write one row's
-// segment in words of V, so a warp stores whole lines however narrow the band.
-template <class V>
-__global__ void write_band_to_host(const V* band, V* host_out, int band_words,
-                                   std::int64_t host_row_words, int band_rows) {
-  for (int c = blockIdx.x; c < band_rows; c += gridDim.x) {
-    const V* from = band + static_cast<std::int64_t>(c) * band_words;
-    V* to = host_out + c * host_row_words;
-    for (int j = threadIdx.x; j < band_words; j += blockDim.x) to[j] = from[j];
-  }
-}
-
-struct alignas(16) Word16 {
-  unsigned int x[4];
-};
-
+// By the SMs, through the device address of the pinned host matrix: common/band_copy.cuh's kernel,
+// whose block b writes output rows b, b + gridDim.x, ... and whose threads write one row's segment
+// in the widest word it allows (16 bytes where it can), so a warp stores whole lines however
+// narrow the band. `blocks` bounds the grid: few blocks leave the bus to the copy going up.
 template <class T>
 std::int64_t write_down_by_kernel(T* host_out, const T* piece_out, std::int64_t r0, int n,
                                   int out_rows, const PiecePlan& plan, int blocks,
                                   cudaStream_t stream) {
-  const std::size_t width = static_cast<std::size_t>(n) * sizeof(T);
-  const std::size_t first = static_cast<std::size_t>(r0) * sizeof(T);
-  const std::size_t pitch = static_cast<std::size_t>(plan.rows) * sizeof(T);
-  auto* to = reinterpret_cast<unsigned char*>(host_out) + first;
-  const auto* from = reinterpret_cast<const unsigned char*>(piece_out);
-  const int grid = std::min(blocks, out_rows);
-  auto launch = [&](auto word) {
-    using V = decltype(word);
-    const int words = static_cast<int>(width / sizeof(V));
-    const int threads = std::clamp((words + 31) / 32 * 32, 32, kDownMaxThreads);
-    write_band_to_host<<<grid, threads, 0, stream>>>(reinterpret_cast<const V*>(from),
-                                                     reinterpret_cast<V*>(to), words,
-                                                     pitch / sizeof(V), out_rows);
-    return std::int64_t{grid} * threads;
-  };
-  switch (segment_word_bytes(first, width, pitch)) {
-    case 16:
-      return launch(Word16{});
-    case 8:
-      return launch(std::uint64_t{});
-    case 4:
-      return launch(std::uint32_t{});
-    case 2:
-      return launch(std::uint16_t{});
-    default:
-      return launch(std::uint8_t{});
-  }
+  return copy_band(piece_out, host_out + r0, static_cast<std::size_t>(n) * sizeof(T),
+                   static_cast<std::size_t>(plan.rows) * sizeof(T), out_rows, blocks, stream);
 }
 
 // By the copy engine: one 2D copy of `out_rows` rows of n elements, the destination rows `rows`

@@ -1,9 +1,9 @@
 // A band copy by the SMs: `rows` rows of `width` bytes, contiguous at `from`, into rows `pitch`
-// bytes apart at `to`. A copy engine moves such narrow strided rows at a fraction of its speed;
+// bytes apart at `to`. A copy engine moves narrow strided rows slowly (CUDA.v8_streams' README);
 // the SMs write them in the widest word that every row start and length allow, 16 bytes where
 // they can, so a warp stores whole lines however narrow the rows. `to` may be device memory or
-// pinned, mapped host memory (its device address). Used where a step places a block into a wider
-// matrix: CUDA.v9_multigpu's placement into the output band.
+// pinned, mapped host memory (its device address). Used where a step puts a block into a wider
+// matrix: CUDA.v8_streams' way down into host memory, CUDA.v9_multigpu's placement.
 #pragma once
 
 #include <cuda_runtime.h>
