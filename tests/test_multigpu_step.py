@@ -1,7 +1,9 @@
 """CUDA.v9_multigpu (kind distributed): bad input refused without a GPU; with one GPU, --gpus 1 and
 the virtual-rank mode (2, 3, 4, 8 ranks on one GPU, the exchange done by device copies) verified
-bitwise on odd shapes for every element type, and under mpirun -np 1 when MPI is there. Reported
-as skipped, with the reason, when the step is not built (no NCCL) or no GPU is here."""
+bitwise on odd shapes for every element type, and under mpirun -np 1 when MPI is there; with two
+GPUs or more, --gpus 2 (and every visible GPU) both ways of placing, and mpirun -np 2. Reported
+as skipped, with the reason, when the step is not built (no NCCL), no GPU is here, or fewer than
+two GPUs for the multi-GPU tests."""
 import csv
 import shutil
 import subprocess

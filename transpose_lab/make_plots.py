@@ -10,8 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import (plot_bandwidth, plot_dtypes, plot_e2e, plot_profile, plot_progression,
-               plot_scaling)
+from . import (plot_bandwidth, plot_dtypes, plot_e2e, plot_multigpu, plot_profile,
+               plot_progression, plot_scaling)
 
 # the plot, the CSV it reads, the PNG it writes, the make target that writes the CSV
 PICTURES = [
@@ -21,6 +21,7 @@ PICTURES = [
     (plot_scaling, "scaling.csv", "scaling.png", "make scaling"),
     (plot_profile, "profile.csv", "profile.png", "make profile"),
     (plot_dtypes, "dtypes.csv", "dtypes.png", "make dtypes"),
+    (plot_multigpu, "multigpu.csv", "multigpu.png", "make multigpu"),
 ]
 
 
