@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -127,6 +128,12 @@ PiecePlan plan_pieces(const PipelineRequest& request, std::string* why) {
            " rows need " + std::to_string(needed(pieces)) + " bytes";
     return {};
   }
+  if (std::int64_t{pieces} * col_ranges > std::numeric_limits<int>::max()) {
+    *why = std::to_string(pieces) + " bands x " + std::to_string(col_ranges) +
+           " column ranges are too many pieces (at most " +
+           std::to_string(std::numeric_limits<int>::max()) + ")";
+    return {};
+  }
   PiecePlan plan;
   plan.rows = rows;
   plan.cols = request.cols;
@@ -211,8 +218,8 @@ void check_launch(const LaunchShape& shape, int piece_rows, int cols) {
   CUDA_CHECK(status);
 }
 
-// ---- Down: a piece's output, cols x n on the device, into columns [r0, r0 + n) of every output
-// row in host memory ----
+// ---- Down: a piece's output, m x n on the device, into columns [r0, r0 + n) of its m output rows
+// in host memory (every output row for whole-row bands) ----
 
 // By the SMs, through the device address of the pinned host matrix: common/band_copy.cuh's kernel,
 // whose block b writes output rows b, b + gridDim.x, ... and whose threads write one row's segment

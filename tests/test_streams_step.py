@@ -328,3 +328,9 @@ def test_past_2_pow_32_uint8_elements_in_pieces(needs_gpu, tmp_path):
     count = rows * cols
     assert f"verified: all {count} elements bitwise equal to the reference over 5 fills" \
         in done.stdout
+
+
+def test_too_many_tiles_are_refused_without_a_gpu():
+    done = run(STEP, 65536, 65536, "--pieces", 65536, "--piece-cols", 65536, "--plan")
+    assert done.returncode == EXIT_USAGE
+    assert "65536 bands x 65536 column ranges are too many pieces" in done.stderr
