@@ -31,6 +31,7 @@ DTYPES_STEPS ?= $(STEPS)
 STREAMS_CASES ?= 16384x16384:float32 8192x8192:float64 8192x8192:float32
 OUT_OF_CORE_SHAPE ?= 65536x131072:float32
 OUT_OF_CORE_DEVICE_MEM ?= 2147483648
+BUS_PROBE_ARGS ?=
 MULTIGPU_SIZES ?= 8192 16384
 MULTIGPU_DTYPES ?= $(DTYPE)
 MULTIGPU_GPUS ?=
@@ -66,7 +67,7 @@ DTYPE_ARG := --dtype $(DTYPE)
 
 .DEFAULT_GOAL := help
 .PHONY: help all run-all scaling sweep bench dtypes torch-reference streams streams-sweep \
-	out-of-core multigpu probes sanitize \
+	out-of-core bus-probe multigpu probes sanitize \
 	plots profile readme test diff format clean \
         $(ALL_STEPS) tests-build
 
@@ -93,6 +94,9 @@ help:
 	@echo "                     --down-blocks 8..132 -> results/streams_sweep.csv"
 	@echo "  make out-of-core   CUDA.v8_streams at OUT_OF_CORE_SHAPE through OUT_OF_CORE_DEVICE_MEM bytes"
 	@echo "                     of device memory -> results/out_of_core.csv"
+	@echo "  make bus-probe     the bus pattern by pattern (contiguous, 2D copies, SM writes; alone and"
+	@echo "                     beside the other direction): what $(PIPELINE_STEPS) can reach -> results/bus_probe.csv"
+	@echo "                     (BUS_PROBE_ARGS: e.g. --gib 16 --pitch 262144 --widths 4096,16384)"
 	@echo "  make multigpu      CUDA.v9_multigpu on 1, 2, 4, 8 GPUs up to the visible ones (MULTIGPU_GPUS),"
 	@echo "                     one process and mpirun -np G, at MULTIGPU_SIZES x MULTIGPU_DTYPES, each next"
 	@echo "                     to its all-to-all, and CUDA.v7_packed on one GPU -> results/multigpu.csv, .png"
@@ -114,7 +118,7 @@ help:
 	@echo "Variables: ROWS COLS REPS DTYPE SCALING_SIZE SWEEP_SIZES BENCH_SHAPES BENCH_DTYPES PROFILE_SIZE"
 	@echo "           PROFILE_COLS DTYPES_STEPS PROBES PROBE_SHAPE PROBE_DTYPES STREAMS_CASES"
 	@echo "           SANITIZE_STEPS SANITIZE_DTYPES"
-	@echo "           OUT_OF_CORE_SHAPE OUT_OF_CORE_DEVICE_MEM MULTIGPU_SIZES MULTIGPU_DTYPES"
+	@echo "           OUT_OF_CORE_SHAPE OUT_OF_CORE_DEVICE_MEM BUS_PROBE_ARGS MULTIGPU_SIZES MULTIGPU_DTYPES"
 	@echo "           MULTIGPU_GPUS CUDA_ARCH"
 	@echo "  DTYPE (run-all, scaling, sweep, bench, profile; default float32): uint8 float16 bfloat16"
 	@echo "        float32 float64 complex64 complex128"
@@ -181,6 +185,17 @@ streams-sweep: $(PIPELINE_STEPS) $(PY_READY)
 out-of-core: $(PIPELINE_STEPS) $(PY_READY)
 	$(OTHER_KINDS) out-of-core --results $(RESULTS) --shape $(OUT_OF_CORE_SHAPE) \
 	  --device-mem $(OUT_OF_CORE_DEVICE_MEM)
+
+# Not a step: the bus without the transpose, to tell the pipeline's losses from the bus's.
+BUS_PROBE := build/bus_probe
+BUS_PROBE_ARCH := $(shell nvidia-smi > /dev/null 2>&1 && echo -arch=native)
+$(BUS_PROBE): tools/bus_probe.cu common/band_copy.cuh common/cuda_check.cuh common/config.hpp
+	@mkdir -p build
+	$(if $(NVCC),$(NVCC) -O3 -std=c++17 $(BUS_PROBE_ARCH) -o $@ $<,@echo "nvcc not found: $@ is not built" >&2; exit 1)
+
+bus-probe: $(BUS_PROBE)
+	@mkdir -p $(RESULTS)
+	$(BUS_PROBE) --csv $(RESULTS)/bus_probe.csv $(BUS_PROBE_ARGS) || [ $$? -eq 77 ]
 
 multigpu: $(DISTRIBUTED_STEPS) $(LAST_STEP) $(PY_READY)
 	$(OTHER_KINDS) multigpu --results $(RESULTS) --sizes $(MULTIGPU_SIZES) \

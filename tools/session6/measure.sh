@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Sixth session's device calls: tools/session6/measure.sh SECTION... (run from the repository root).
+# Sections run in the order given; each writes under /tmp/r (tarred to $OUT/r.tgz at the end) and
+# prints a few lines; one that would pass the time left (LIMIT, seconds) is skipped and says so.
+#   build      make CUDA.v7_packed, CUDA.v8_streams, build/bus_probe; machine.txt
+#   v8tests    tests/test_streams_step.py, eight at once (every test of the step on this GPU)
+#   v8sanitize make sanitize SANITIZE_STEPS=CUDA.v8_streams (memcheck and racecheck)
+#   busprobe   build/bus_probe at 1 GiB (rows 64 KiB apart: 16384^2 float32's output), then 16 GiB
+#              (rows 256 KiB apart: 65536^2 float32's)
+#   v8grid     CUDA.v8_streams at GRID_CASES (16384x16384:float32 8192x8192:float64) over the
+#              GRID_PLANS below (pieces, column ranges, way down), each with its timeline
+#   streams    make streams (both targets' cases; the CPU beside them)
+#   ooc        make out-of-core (65536 x 131072 float32 through 2 GiB)
+source "$(dirname "$0")/../device_call.sh"
+export OMP_PROC_BIND=close OMP_PLACES=cores
+BUILD_STEPS=${BUILD_STEPS:-"CPU.omp CUDA.v7_packed CUDA.v8_streams"}
+
+build() {
+  { nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version --format=csv
+    nvidia-smi topo -m; lscpu | grep -E "Model name|^CPU\(s\)|NUMA"; nvcc --version | tail -1
+    free -g | head -2; } > $R/machine.txt 2>&1
+  make -j16 $BUILD_STEPS build/bus_probe > $R/build.log 2>&1 || { grep -B2 -A8 error $R/build.log | head -30; exit 1; }
+  echo "built: $BUILD_STEPS build/bus_probe"; head -2 $R/machine.txt
+}
+v8tests() {
+  timeout $(( $(left) - 10 )) python3 -m pytest -q -rs -n 8 tests/test_streams_step.py > $R/test_streams.log 2>&1
+  echo "v8tests rc=$?"; tail -3 $R/test_streams.log; grep -E "^(FAILED|ERROR)" $R/test_streams.log | head
+}
+v8sanitize() {
+  timeout $(( $(left) - 10 )) make sanitize SANITIZE_STEPS=CUDA.v8_streams RESULTS=$R/sanitize > $R/sanitize_make.log 2>&1
+  echo "v8sanitize rc=$?"; tail -4 $R/sanitize_make.log
+}
+busprobe() {
+  timeout 120 build/bus_probe --csv $R/bus_probe.csv --widths 1024,2048,4096,8192,16384,32768 --blocks 16,64 > $R/bus_probe_1g.log 2>&1
+  echo "bus probe 1 GiB rc=$?"; cat $R/bus_probe_1g.log
+  [ $(left) -lt 200 ] && { echo "16 GiB probe skipped: $(left) s left"; return; }
+  timeout 200 build/bus_probe --csv $R/bus_probe.csv --gib 16 --pitch 262144 --widths 4096,16384,65536 --blocks 16 --reps 3 > $R/bus_probe_16g.log 2>&1
+  echo "bus probe 16 GiB rc=$?"; cat $R/bus_probe_16g.log
+}
+GRID_PLANS=${GRID_PLANS:-"default 64:1:kernel 128:1:kernel 16:16:copy-engine 8:8:copy-engine 4:16:copy-engine 4:4:copy-engine 16:16:kernel 4:16:kernel"}
+v8grid() {
+  for c in ${GRID_CASES:-16384x16384:float32 8192x8192:float64}; do
+    local shape=${c%%:*} dtype=${c##*:}
+    for plan in $GRID_PLANS; do
+      [ $(left) -lt 40 ] && { echo "grid $c $plan skipped: $(left) s left"; continue; }
+      local args=(); if [ $plan != default ]; then IFS=: read -r pieces ranges down <<< "$plan"
+        args=(--pieces $pieces --piece-cols $ranges --down $down); fi
+      local tag=${shape}_${dtype}_${plan//:/-}
+      timeout 60 CUDA.v8_streams/transpose ${shape/x/ } --dtype $dtype --csv $R/v8grid.csv --timeline $R/timeline_$tag.csv "${args[@]}" > $R/grid_$tag.log 2>&1
+      echo "$c $plan rc=$? $(grep -E '^  (pipeline|copy-engine-down)' $R/grid_$tag.log | awk '{print $(NF-4), "ms", $(NF-2)}') ceiling $(grep -E '^  copy' $R/grid_$tag.log | awk '{print $(NF-4), "ms"}') serial $(grep -E '^  serial' $R/grid_$tag.log | awk '{print $(NF-4), "ms"}')"
+    done
+  done
+}
+streams() {
+  timeout $(( $(left) - 10 )) make streams RESULTS=$R/streams > $R/make_streams.log 2>&1
+  echo "streams rc=$?"; grep -E "^\| CUDA|pipeline|speedup" $R/make_streams.log | head -20
+}
+ooc() {
+  timeout $(( $(left) - 10 )) make out-of-core RESULTS=$R/ooc > $R/make_ooc.log 2>&1
+  echo "ooc rc=$?"; tail -12 $R/make_ooc.log
+}
+run_sections "$@"
