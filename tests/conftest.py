@@ -22,6 +22,7 @@ def steps_from_makefile(variable):
 
 CPU_STEPS = steps_from_makefile("CPU_STEPS")
 CUDA_STEPS = steps_from_makefile("CUDA_STEPS") + steps_from_makefile("REFERENCE_STEPS")
+PIPELINE_STEPS = steps_from_makefile("PIPELINE_STEPS")
 
 
 def step_variable(step, variable):
@@ -51,10 +52,11 @@ def run(step, *args, threads=None, timeout=600, env_extra=None):
 @functools.lru_cache(maxsize=None)
 def gpu_unavailable_reason():
     """None when the CUDA steps can run here, else why not (printed in the skip)."""
-    probe = CUDA_STEPS[0]
-    if not binary(probe).exists():
-        return f"{probe}/transpose is not built (no nvcc?)"
-    done = run(probe, 1, 1, "--reps", 1)
+    # Any built CUDA step can ask: a session that builds only some steps still learns the truth.
+    built = [step for step in CUDA_STEPS + PIPELINE_STEPS if binary(step).exists()]
+    if not built:
+        return "no CUDA step is built (no nvcc?)"
+    done = run(built[0], 1, 1, "--reps", 1)
     if done.returncode == EXIT_SKIPPED:
         return done.stderr.strip() or "no CUDA device"
     return None

@@ -4,12 +4,14 @@
 // with the other; this program measures those patterns without the transpose, so the pipeline's
 // losses can be told apart from the bus's (`make bus-probe`, README of CUDA.v8_streams).
 //
-//   bus_probe [--gib G] [--pitch BYTES] [--widths W,W,...] [--blocks B,B,...] [--reps N] [--csv F]
+//   bus_probe [--gib G | --mib M] [--pitch BYTES] [--widths W,W,...] [--blocks B,B,...]
+//             [--reps N] [--csv F]
 //
-// A host matrix of G GiB with rows PITCH bytes apart is written (down) or read (up) in segments
-// of W bytes, one segment per row and piece, piece after piece, as the pipeline does:
-//   up:   contig (one copy of a band of rows) | 2d (cudaMemcpy2DAsync of W-byte rows)
-//   down: contig | 2d | smB (common/band_copy.cuh's kernel with B blocks, to mapped host memory)
+// A host matrix of G GiB (M MiB) with rows PITCH bytes apart is written (down) or read (up) in
+// segments of W bytes, one segment per row and piece, piece after piece, as the pipeline does:
+//   up:   contig (one copy of a band of rows) | 2d (cudaMemcpy2DAsync of W-byte rows) |
+//         smB (common/band_copy.cuh's copy_rows with B blocks, from mapped host memory)
+//   down: contig | 2d | smB (the same kernel, to mapped host memory)
 // A pair runs its up pieces on one stream and its down pieces on another, nothing between them,
 // so it is the steady state of a pipeline. GB/s counts the bytes of every direction that runs.
 #include <algorithm>
@@ -84,7 +86,7 @@ struct Pattern {
 };
 
 struct Buffers {
-  unsigned char *host_in, *host_out, *mapped_out, *device_in, *device_out;
+  unsigned char *host_in, *host_out, *mapped_in, *mapped_out, *device_in, *device_out;
 };
 
 // Enqueues one pass over the matrix: P / W pieces, each a segment of W bytes in every row.
@@ -98,6 +100,11 @@ void enqueue(const Setup& s, const Pattern& p, std::size_t width, const Buffers&
     else if (p.up == Way::k2d)
       CUDA_CHECK(cudaMemcpy2DAsync(b.device_in, width, b.host_in + j * width, s.pitch, width, rows,
                                    cudaMemcpyHostToDevice, up));
+    else if (p.up == Way::kSm) {
+      lab::copy_rows(b.mapped_in + j * width, s.pitch, b.device_in, width, width,
+                     static_cast<std::int64_t>(rows), p.blocks, up);
+      CUDA_CHECK(cudaGetLastError());
+    }
     if (p.down == Way::kContig)
       CUDA_CHECK(cudaMemcpyAsync(b.host_out + j * piece, b.device_out, piece,
                                  cudaMemcpyDeviceToHost, down));
@@ -182,6 +189,7 @@ int main(int argc, char** argv) {
   Buffers b{};
   CUDA_CHECK(cudaMallocHost(&b.host_in, s.bytes));
   CUDA_CHECK(cudaMallocHost(&b.host_out, s.bytes));
+  CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&b.mapped_in), b.host_in, 0));
   CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&b.mapped_out), b.host_out, 0));
   CUDA_CHECK(cudaMalloc(&b.device_in, largest));
   CUDA_CHECK(cudaMalloc(&b.device_out, largest));
@@ -200,7 +208,7 @@ int main(int argc, char** argv) {
   if (!s.csv.empty() && !csv) usage("cannot open " + s.csv);
   if (csv && std::ftell(csv) == 0)
     std::fprintf(csv, "device,matrix_bytes,pitch,width,up,down,ms,gbs\n");
-  std::printf("%s: %.0f GiB in pinned host memory, rows %zu bytes apart, median of %d passes\n",
+  std::printf("%s: %.2f GiB in pinned host memory, rows %zu bytes apart, median of %d passes\n",
               prop.name, s.bytes / double(1 << 30), s.pitch, s.reps);
   std::printf("%-8s %-14s %10s %8s\n", "width", "up/down", "ms", "GB/s");
   auto report = [&](std::size_t width, const Pattern& p) {
@@ -228,6 +236,8 @@ int main(int argc, char** argv) {
       patterns.push_back({Way::kNone, Way::kSm, static_cast<int>(blocks)});
       patterns.push_back({Way::kContig, Way::kSm, static_cast<int>(blocks)});
       patterns.push_back({Way::k2d, Way::kSm, static_cast<int>(blocks)});
+      patterns.push_back({Way::kSm, Way::kNone, static_cast<int>(blocks)});
+      patterns.push_back({Way::kSm, Way::kContig, static_cast<int>(blocks)});
     }
     for (const Pattern& p : patterns) report(static_cast<std::size_t>(w), p);
   }

@@ -37,6 +37,15 @@ busprobe() {
   timeout 200 build/bus_probe --csv $R/bus_probe.csv --gib 16 --pitch 262144 --widths 4096,16384,65536 --blocks 16 --reps 3 > $R/bus_probe_16g.log 2>&1
   echo "bus probe 16 GiB rc=$?"; cat $R/bus_probe_16g.log
 }
+busprobe2() {
+  timeout 150 build/bus_probe --csv $R/bus_probe2.csv --widths 1024,2048,4096,8192,16384 --blocks 8,16,32,128,264 > $R/bus_probe2_1g.log 2>&1
+  echo "bus probe 1 GiB rc=$?"; cat $R/bus_probe2_1g.log
+  timeout 60 build/bus_probe --csv $R/bus_probe2.csv --mib 256 --widths 4096,16384 --blocks 16 > $R/bus_probe2_256m.log 2>&1
+  echo "bus probe 256 MiB rc=$?"; cat $R/bus_probe2_256m.log
+  [ $(left) -lt 150 ] && { echo "16 GiB probe skipped: $(left) s left"; return; }
+  timeout 200 build/bus_probe --csv $R/bus_probe2.csv --gib 16 --pitch 262144 --widths 16384,65536 --blocks 16,128 --reps 3 > $R/bus_probe2_16g.log 2>&1
+  echo "bus probe 16 GiB rc=$?"; cat $R/bus_probe2_16g.log
+}
 GRID_PLANS=${GRID_PLANS:-"default 64:1:kernel 128:1:kernel 16:16:copy-engine 8:8:copy-engine 4:16:copy-engine 4:4:copy-engine 16:16:kernel 4:16:kernel"}
 v8grid() {
   for c in ${GRID_CASES:-16384x16384:float32 8192x8192:float64}; do
