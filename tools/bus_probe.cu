@@ -5,13 +5,14 @@
 // losses can be told apart from the bus's (`make bus-probe`, README of CUDA.v8_streams).
 //
 //   bus_probe [--gib G | --mib M] [--pitch BYTES] [--widths W,W,...] [--blocks B,B,...]
-//             [--reps N] [--csv F]
+//             [--copy-rows K] [--reps N] [--csv F]
 //
 // A host matrix of G GiB (M MiB) with rows PITCH bytes apart is written (down) or read (up) in
 // segments of W bytes, one segment per row and piece, piece after piece, as the pipeline does:
 //   up:   contig (one copy of a band of rows) | 2d (cudaMemcpy2DAsync of W-byte rows) |
 //         smB (common/band_copy.cuh's copy_rows with B blocks, from mapped host memory)
 //   down: contig | 2d | smB (the same kernel, to mapped host memory)
+// --copy-rows K issues each 2D copy as copies of at most K rows; --blocks none leaves out the SMs.
 // A pair runs its up pieces on one stream and its down pieces on another, nothing between them,
 // so it is the steady state of a pipeline. GB/s counts the bytes of every direction that runs.
 #include <algorithm>
@@ -28,10 +29,11 @@ namespace {
 constexpr int kExitUsage = 2, kExitSkipped = 77;
 
 [[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr,
-               "bus_probe: %s\nusage: bus_probe [--gib G] [--pitch BYTES] [--widths W,...] "
-               "[--blocks B,...] [--reps N] [--csv FILE]\n",
-               why.c_str());
+  std::fprintf(
+      stderr,
+      "bus_probe: %s\nusage: bus_probe [--gib G | --mib M] [--pitch BYTES] [--widths W,...] "
+      "[--blocks B,...] [--copy-rows K] [--reps N] [--csv FILE]\n",
+      why.c_str());
   std::exit(kExitUsage);
 }
 
@@ -60,6 +62,7 @@ struct Setup {
   std::vector<long long> widths = {1024, 2048, 4096, 8192, 16384};
   std::vector<long long> blocks = {16, 64};
   int reps = 5;
+  std::size_t copy_rows = 0;  // 2D copies of at most this many rows (0: a piece's rows in one)
   std::string csv;
 };
 
@@ -93,13 +96,16 @@ struct Buffers {
 void enqueue(const Setup& s, const Pattern& p, std::size_t width, const Buffers& b, cudaStream_t up,
              cudaStream_t down) {
   const std::size_t rows = s.bytes / s.pitch, piece = rows * width;
+  const std::size_t copy_rows = s.copy_rows > 0 ? s.copy_rows : rows;  // rows per 2D copy
   for (std::size_t j = 0; j < s.pitch / width; ++j) {
     if (p.up == Way::kContig)
       CUDA_CHECK(
           cudaMemcpyAsync(b.device_in, b.host_in + j * piece, piece, cudaMemcpyHostToDevice, up));
     else if (p.up == Way::k2d)
-      CUDA_CHECK(cudaMemcpy2DAsync(b.device_in, width, b.host_in + j * width, s.pitch, width, rows,
-                                   cudaMemcpyHostToDevice, up));
+      for (std::size_t r = 0; r < rows; r += copy_rows)
+        CUDA_CHECK(cudaMemcpy2DAsync(b.device_in + r * width, width,
+                                     b.host_in + r * s.pitch + j * width, s.pitch, width,
+                                     std::min(copy_rows, rows - r), cudaMemcpyHostToDevice, up));
     else if (p.up == Way::kSm) {
       lab::copy_rows(b.mapped_in + j * width, s.pitch, b.device_in, width, width,
                      static_cast<std::int64_t>(rows), p.blocks, up);
@@ -109,8 +115,10 @@ void enqueue(const Setup& s, const Pattern& p, std::size_t width, const Buffers&
       CUDA_CHECK(cudaMemcpyAsync(b.host_out + j * piece, b.device_out, piece,
                                  cudaMemcpyDeviceToHost, down));
     else if (p.down == Way::k2d)
-      CUDA_CHECK(cudaMemcpy2DAsync(b.host_out + j * width, s.pitch, b.device_out, width, width,
-                                   rows, cudaMemcpyDeviceToHost, down));
+      for (std::size_t r = 0; r < rows; r += copy_rows)
+        CUDA_CHECK(cudaMemcpy2DAsync(b.host_out + r * s.pitch + j * width, s.pitch,
+                                     b.device_out + r * width, width, width,
+                                     std::min(copy_rows, rows - r), cudaMemcpyDeviceToHost, down));
     else if (p.down == Way::kSm) {
       lab::copy_band(b.device_out, b.mapped_out + j * width, width, s.pitch,
                      static_cast<std::int64_t>(rows), p.blocks, down);
@@ -159,12 +167,16 @@ int main(int argc, char** argv) {
     const std::string value = argv[++i];
     if (flag == "--gib")
       s.bytes = static_cast<std::size_t>(parse_positive(flag, value)) << 30;
+    else if (flag == "--mib")
+      s.bytes = static_cast<std::size_t>(parse_positive(flag, value)) << 20;
+    else if (flag == "--copy-rows")
+      s.copy_rows = static_cast<std::size_t>(parse_positive(flag, value));
     else if (flag == "--pitch")
       s.pitch = static_cast<std::size_t>(parse_positive(flag, value));
     else if (flag == "--widths")
       s.widths = parse_list(flag, value);
     else if (flag == "--blocks")
-      s.blocks = parse_list(flag, value);
+      s.blocks = value == "none" ? std::vector<long long>{} : parse_list(flag, value);
     else if (flag == "--reps")
       s.reps = static_cast<int>(std::min(parse_positive(flag, value), 1000LL));
     else if (flag == "--csv")

@@ -19,7 +19,7 @@ build() {
   { nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version --format=csv
     nvidia-smi topo -m; lscpu | grep -E "Model name|^CPU\(s\)|NUMA"; nvcc --version | tail -1
     free -g | head -2; } > $R/machine.txt 2>&1
-  make -j16 $BUILD_STEPS build/bus_probe > $R/build.log 2>&1 || { grep -B2 -A8 error $R/build.log | head -30; exit 1; }
+  make -j16 $BUILD_STEPS > $R/build.log 2>&1 && make -B build/bus_probe >> $R/build.log 2>&1 || { grep -B2 -A8 error $R/build.log | head -30; exit 1; }
   echo "built: $BUILD_STEPS build/bus_probe"; head -2 $R/machine.txt
 }
 v8tests() {
@@ -45,6 +45,27 @@ busprobe2() {
   [ $(left) -lt 150 ] && { echo "16 GiB probe skipped: $(left) s left"; return; }
   timeout 200 build/bus_probe --csv $R/bus_probe2.csv --gib 16 --pitch 262144 --widths 16384,65536 --blocks 16,128 --reps 3 > $R/bus_probe2_16g.log 2>&1
   echo "bus probe 16 GiB rc=$?"; cat $R/bus_probe2_16g.log
+}
+# Why the pipeline's 2D copies ran at 0.65x the probe's (call 1): rows per copy, or streams?
+twod() {
+  timeout 60 build/bus_probe --csv $R/twod.csv --mib 256 --widths 4096,8192,16384 --blocks none > $R/twod_256m.log 2>&1
+  echo "256 MiB rc=$?"; cat $R/twod_256m.log
+  for k in 4096 1024; do
+    timeout 60 build/bus_probe --csv $R/twod.csv --widths 8192,16384 --blocks none --copy-rows $k > $R/twod_rows$k.log 2>&1
+    echo "1 GiB, copies of $k rows rc=$?"; cat $R/twod_rows$k.log
+  done
+  for plan in 1:4:copy-engine:3 1:4:copy-engine:1 4:4:copy-engine:1 4:4:copy-engine:2 4:4:copy-engine:3 4:1:copy-engine:3; do
+    IFS=: read -r pieces ranges down streams <<< "$plan"; local tag=twod_${plan//:/-}
+    timeout 60 CUDA.v8_streams/transpose 16384 16384 --pieces $pieces --piece-cols $ranges --down $down --streams $streams --csv $R/twod_v8.csv --timeline $R/timeline_$tag.csv > $R/$tag.log 2>&1
+    echo "$plan rc=$? $(grep -E '^  (pipeline|copy-engine-down)' $R/$tag.log | awk '{print $(NF-4), "ms", $(NF-2)}')"
+    python3 - $R/timeline_$tag.csv <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for r in rows[:4]:
+    f = lambda k: float(r[k])
+    print(f"   piece {r['piece']} {r['rows']}x{r['cols']}: up {f('up_start_ms'):.2f}-{f('up_end_ms'):.2f} down {f('down_start_ms'):.2f}-{f('down_end_ms'):.2f}")
+PY
+  done
 }
 GRID_PLANS=${GRID_PLANS:-"default 64:1:kernel 128:1:kernel 16:16:copy-engine 8:8:copy-engine 4:16:copy-engine 4:4:copy-engine 16:16:kernel 4:16:kernel"}
 v8grid() {
