@@ -67,6 +67,27 @@ for r in rows[:4]:
 PY
   done
 }
+# The same 2D copy (16384 rows of 16 KiB, rows 64 KiB apart) in the probe and in v8, one after the
+# other, and v8 under other conditions: is it the process or the code?
+twod2() {
+  local v8="CUDA.v8_streams/transpose 16384 16384 --pieces 1 --piece-cols 4 --down copy-engine --streams 1 --csv $R/twod2_v8.csv"
+  probe() { timeout 60 build/bus_probe --csv $R/twod2.csv --widths 16384 --blocks none > $R/twod2_probe.log 2>&1; echo "probe $1: $(grep -E '^16384 +2d/- ' $R/twod2_probe.log)"; }
+  v8run() { local tag=$1; shift; timeout 60 env "$@" $v8 --timeline $R/timeline_twod2_$tag.csv > $R/twod2_$tag.log 2>&1
+    echo "v8 $tag rc=$? $(grep -E '^  copy-engine-down' $R/twod2_$tag.log | awk '{print $(NF-4), "ms", $(NF-2)}') up0 $(sed -n 2p $R/timeline_twod2_$tag.csv | cut -d, -f5,6)"; }
+  probe first; v8run plain X=1; probe second; v8run omp1 OMP_NUM_THREADS=1; v8run noprobind OMP_PROC_BIND=false
+  timeout 60 $v8 --reps 3 > $R/twod2_notimeline.log 2>&1; echo "v8 no timeline: $(grep -E '^  copy-engine-down' $R/twod2_notimeline.log | awk '{print $(NF-4), "ms", $(NF-2)}')"
+  probe third
+}
+# Out of core with tiles moved by the copy engines both ways (the probe: 2D copies of 32-64 KiB rows
+# reach the ceiling at a 256 KiB pitch, the SMs' writes 64%).
+ooctiles() {
+  for plan in ${OOC_PLANS:-8:16}; do IFS=: read -r pieces ranges <<< "$plan"
+    [ $(left) -lt 150 ] && { echo "ooc tiles $plan skipped: $(left) s left"; continue; }
+    timeout $(( $(left) - 10 )) CUDA.v8_streams/transpose 65536 131072 --device-mem 2147483648 --reps 3 --pieces $pieces --piece-cols $ranges --down copy-engine --csv $R/ooctiles.csv --timeline $R/timeline_ooc_$pieces-$ranges.csv > $R/ooctiles_$pieces-$ranges.log 2>&1
+    echo "ooc tiles $plan rc=$? $(grep -E '^  pieces' $R/ooctiles_$pieces-$ranges.log | cut -c1-100)"
+    grep -E '^  (copy-engine-down|copy|serial)' $R/ooctiles_$pieces-$ranges.log | awk '{print "   ", $1, $(NF-4), "ms", $(NF-2)}'
+  done
+}
 GRID_PLANS=${GRID_PLANS:-"default 64:1:kernel 128:1:kernel 16:16:copy-engine 8:8:copy-engine 4:16:copy-engine 4:4:copy-engine 16:16:kernel 4:16:kernel"}
 v8grid() {
   for c in ${GRID_CASES:-16384x16384:float32 8192x8192:float64}; do
