@@ -5,14 +5,15 @@
 // losses can be told apart from the bus's (`make bus-probe`, README of CUDA.v8_streams).
 //
 //   bus_probe [--gib G | --mib M] [--pitch BYTES] [--widths W,W,...] [--blocks B,B,...]
-//             [--copy-rows K] [--reps N] [--csv F]
+//             [--copy-rows K] [--one-stream] [--reps N] [--csv F]
 //
 // A host matrix of G GiB (M MiB) with rows PITCH bytes apart is written (down) or read (up) in
 // segments of W bytes, one segment per row and piece, piece after piece, as the pipeline does:
 //   up:   contig (one copy of a band of rows) | 2d (cudaMemcpy2DAsync of W-byte rows) |
 //         smB (common/band_copy.cuh's copy_rows with B blocks, from mapped host memory)
 //   down: contig | 2d | smB (the same kernel, to mapped host memory)
-// --copy-rows K issues each 2D copy as copies of at most K rows; --blocks none leaves out the SMs.
+// --copy-rows K issues each 2D copy as copies of at most K rows; --blocks none leaves out the SMs;
+// --one-stream puts both directions on one stream (then nothing overlaps: a pipeline's stream).
 // A pair runs its up pieces on one stream and its down pieces on another, nothing between them,
 // so it is the steady state of a pipeline. GB/s counts the bytes of every direction that runs.
 #include <algorithm>
@@ -32,7 +33,7 @@ constexpr int kExitUsage = 2, kExitSkipped = 77;
   std::fprintf(
       stderr,
       "bus_probe: %s\nusage: bus_probe [--gib G | --mib M] [--pitch BYTES] [--widths W,...] "
-      "[--blocks B,...] [--copy-rows K] [--reps N] [--csv FILE]\n",
+      "[--blocks B,...] [--copy-rows K] [--one-stream] [--reps N] [--csv FILE]\n",
       why.c_str());
   std::exit(kExitUsage);
 }
@@ -63,6 +64,7 @@ struct Setup {
   std::vector<long long> blocks = {16, 64};
   int reps = 5;
   std::size_t copy_rows = 0;  // 2D copies of at most this many rows (0: a piece's rows in one)
+  bool one_stream = false;    // both directions on one stream, piece by piece (a pipeline's stream)
   std::string csv;
 };
 
@@ -163,6 +165,10 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") usage("the bus, pattern by pattern");
+    if (flag == "--one-stream") {
+      s.one_stream = true;
+      continue;
+    }
     if (i + 1 >= argc) usage(flag + " wants a value");
     const std::string value = argv[++i];
     if (flag == "--gib")
@@ -224,7 +230,7 @@ int main(int argc, char** argv) {
               prop.name, s.bytes / double(1 << 30), s.pitch, s.reps);
   std::printf("%-8s %-14s %10s %8s\n", "width", "up/down", "ms", "GB/s");
   auto report = [&](std::size_t width, const Pattern& p) {
-    const double ms = time_pattern(s, p, width, b, origin, up, down);
+    const double ms = time_pattern(s, p, width, b, origin, up, s.one_stream ? up : down);
     const int directions = (p.up != Way::kNone) + (p.down != Way::kNone);
     const double gbs = directions * static_cast<double>(s.bytes) / (ms * 1e6);
     std::printf("%-8zu %-14s %10.3f %8.1f\n", width, p.name().c_str(), ms, gbs);

@@ -88,6 +88,11 @@ ooctiles() {
     grep -E '^  (copy-engine-down|copy|serial)' $R/ooctiles_$pieces-$ranges.log | awk '{print "   ", $1, $(NF-4), "ms", $(NF-2)}'
   done
 }
+# Both directions on one stream: is a 2D copy slow after a copy the other way on its stream?
+onestream() {
+  timeout 60 build/bus_probe --csv $R/onestream.csv --widths 4096,16384,32768 --blocks none --one-stream > $R/onestream.log 2>&1
+  echo "one stream rc=$?"; cat $R/onestream.log
+}
 GRID_PLANS=${GRID_PLANS:-"default 64:1:kernel 128:1:kernel 16:16:copy-engine 8:8:copy-engine 4:16:copy-engine 4:4:copy-engine 16:16:kernel 4:16:kernel"}
 v8grid() {
   for c in ${GRID_CASES:-16384x16384:float32 8192x8192:float64}; do
