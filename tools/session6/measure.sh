@@ -81,17 +81,28 @@ twod2() {
 # Out of core with tiles moved by the copy engines both ways (the probe: 2D copies of 32-64 KiB rows
 # reach the ceiling at a 256 KiB pitch, the SMs' writes 64%).
 ooctiles() {
-  for plan in ${OOC_PLANS:-8:16}; do IFS=: read -r pieces ranges <<< "$plan"
+  for plan in ${OOC_PLANS:-8:16}; do IFS=: read -r pieces ranges streams <<< "$plan"; streams=${streams:-3}
     [ $(left) -lt 150 ] && { echo "ooc tiles $plan skipped: $(left) s left"; continue; }
-    timeout $(( $(left) - 10 )) CUDA.v8_streams/transpose 65536 131072 --device-mem 2147483648 --reps 3 --pieces $pieces --piece-cols $ranges --down copy-engine --csv $R/ooctiles.csv --timeline $R/timeline_ooc_$pieces-$ranges.csv > $R/ooctiles_$pieces-$ranges.log 2>&1
-    echo "ooc tiles $plan rc=$? $(grep -E '^  pieces' $R/ooctiles_$pieces-$ranges.log | cut -c1-100)"
-    grep -E '^  (copy-engine-down|copy|serial)' $R/ooctiles_$pieces-$ranges.log | awk '{print "   ", $1, $(NF-4), "ms", $(NF-2)}'
+    timeout $(( $(left) - 10 )) CUDA.v8_streams/transpose 65536 131072 --device-mem 2147483648 --reps 3 --pieces $pieces --piece-cols $ranges --streams $streams --down copy-engine --csv $R/ooctiles.csv --timeline $R/timeline_ooc_$pieces-$ranges-$streams.csv > $R/ooctiles_$pieces-$ranges-$streams.log 2>&1
+    echo "ooc tiles $plan rc=$? $(grep -E '^  pieces' $R/ooctiles_$pieces-$ranges-$streams.log | cut -c1-100)"
+    grep -E '^  (copy-engine-down|copy|serial)' $R/ooctiles_$pieces-$ranges-$streams.log | awk '{print "   ", $1, $(NF-4), "ms", $(NF-2)}'
   done
 }
 # Both directions on one stream: is a 2D copy slow after a copy the other way on its stream?
 onestream() {
   timeout 60 build/bus_probe --csv $R/onestream.csv --widths 4096,16384,32768 --blocks none --one-stream > $R/onestream.log 2>&1
   echo "one stream rc=$?"; cat $R/onestream.log
+}
+# Tiles against the translation of host pages (call 5: a 2D copy over host pages not touched since
+# other copies ran is 1.5x slower than over warm ones): the default bands cut into 2 and 4 ranges.
+tilesdown() {
+  for c in "16384 float32 --piece-cols 1" "16384 float32 --piece-cols 2" "16384 float32 --piece-cols 4" \
+           "16384 float32 --pieces 32 --piece-cols 2" "16384 float32 --pieces 128 --piece-cols 4" \
+           "8192 float64 --piece-cols 1" "8192 float64 --piece-cols 2" "8192 float64 --piece-cols 4"; do
+    set -- $c; local n=$1 dtype=$2; shift 2; local tag="tilesdown_${n}_${dtype}_$(echo $* | tr ' ' '_')"
+    timeout 60 CUDA.v8_streams/transpose $n $n --dtype $dtype "$@" --csv $R/tilesdown.csv --timeline $R/timeline_$tag.csv > $R/$tag.log 2>&1
+    echo "$n^2 $dtype $* rc=$? $(grep -E '^  pipeline' $R/$tag.log | awk '{print $(NF-4), "ms", $(NF-2)}') serial $(grep -E '^  serial' $R/$tag.log | awk '{print $(NF-4)}') | $(grep -E '^  pieces' $R/$tag.log | cut -c12-80)"
+  done
 }
 GRID_PLANS=${GRID_PLANS:-"default 64:1:kernel 128:1:kernel 16:16:copy-engine 8:8:copy-engine 4:16:copy-engine 4:4:copy-engine 16:16:kernel 4:16:kernel"}
 v8grid() {
