@@ -95,10 +95,25 @@ def test_bad_input_exits_2_with_its_message_before_looking_for_a_gpu(arguments, 
 
 
 @pytest.mark.parametrize("args,plan", [
-    # Out of core: 2 GiB of device memory needs 97 pieces or more; 128 pieces of 512 rows keep
-    # every band's segments on 16 bytes (97 pieces of 675-676 rows did not).
+    # Out of core (input and output together past --device-mem): tiles whose rows go up 32 KiB
+    # wide, as tall as two streams' buffers allow, both ways by the copy engines.
     (["65536", "131072", "--device-mem", "2147483648"],
+     "64 pieces of 16384 rows x 8192 columns over 2 streams, 2147483648 bytes"),
+    (["65536", "131072", "--device-mem", "2147483648"], "down by 2D copies"),
+    (["65536", "65536", "--device-mem", "2147483648"],
+     "32 pieces of 16384 rows x 8192 columns over 2 streams"),
+    (["65536", "131072", "--device-mem", "2147483648", "--streams", "3"],
+     "112 pieces of 9362-9363 rows x 8192 columns over 3 streams"),
+    (["65536", "65536", "--dtype", "complex128", "--device-mem", "2147483648"],
+     "128 pieces of 16384 rows x 2048 columns over 2 streams"),
+    # Bands where the tiles would be too few to fill the pipeline (8 here), or the way down or
+    # the pieces are named: 2 GiB needs 97 bands or more; 128 of 512 rows keep every band's
+    # segments on 16 bytes (97 of 675-676 rows did not).
+    (["32768", "32768", "--device-mem", "2147483648"], "64 pieces of 512 rows over 3 streams"),
+    (["65536", "131072", "--device-mem", "2147483648", "--down", "kernel"],
      "128 pieces of 512 rows over 3 streams, 1610612736 bytes"),
+    (["65536", "131072", "--device-mem", "2147483648", "--pieces", "128"],
+     "128 pieces of 512 rows over 3 streams"),
     # The defaults the lab text's measurements used are unchanged.
     (["16384", "16384"], "64 pieces of 256 rows over 3 streams"),
     (["8192", "8192", "--dtype", "float64"], "64 pieces of 128 rows"),

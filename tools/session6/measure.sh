@@ -104,6 +104,11 @@ tilesdown() {
     echo "$n^2 $dtype $* rc=$? $(grep -E '^  pipeline' $R/$tag.log | awk '{print $(NF-4), "ms", $(NF-2)}') serial $(grep -E '^  serial' $R/$tag.log | awk '{print $(NF-4)}') | $(grep -E '^  pieces' $R/$tag.log | cut -c12-80)"
   done
 }
+ooc65536() {
+  timeout 200 CUDA.v8_streams/transpose 65536 65536 --device-mem 2147483648 --reps 3 --csv $R/ooc65536.csv > $R/ooc65536.log 2>&1
+  echo "65536^2 float32 through 2 GiB rc=$? $(grep -E '^  pieces' $R/ooc65536.log | cut -c1-100)"
+  grep -E '^  (pipeline|copy-engine-down|copy|serial) ' $R/ooc65536.log | awk '{print "   ", $1, $(NF-4), "ms", $(NF-2)}'
+}
 GRID_PLANS=${GRID_PLANS:-"default 64:1:kernel 128:1:kernel 16:16:copy-engine 8:8:copy-engine 4:16:copy-engine 4:4:copy-engine 16:16:kernel 4:16:kernel"}
 v8grid() {
   for c in ${GRID_CASES:-16384x16384:float32 8192x8192:float64}; do
