@@ -69,19 +69,20 @@ std::size_t down_word_bytes(const PiecePlan& plan) {
 }
 
 // Out of core, the default is tiles moved by the copy engines both ways. A band of input rows
-// writes a segment into every output row, and once the output is many GiB wide, host pages go cold
-// between the visits of one band and the next: on an H200 the SMs then write at 64% of the bus and
-// the copy engines' 2D copies of 4-16 KiB rows at 33-49 GB/s (build/bus_probe, 16 GiB, rows 256 KiB
-// apart; docs/results/session6). A tile of R rows x C columns goes up as C-element rows and down as
-// R-element rows: wide rows both ways keep the copy engines at the bus's speed. 65536 x 131072
-// float32 through 2 GiB (session 6, H200): tiles of 16384 x 8192 on 2 streams 92.7% of the
+// writes a segment into every output row; with rows 256 KiB apart over 16 GiB, the SMs' writes
+// beside the copy going up reach 64% of the bus on an H200, 2D copies of 64 KiB rows both ways 95%
+// (build/bus_probe; docs/results/session6). A tile of R rows x C columns goes up as C-element rows
+// and down as R-element rows: wide rows both ways keep the copy engines at the bus's speed. 65536 x
+// 131072 float32 through 2 GiB (session 6, H200): tiles of 16384 x 8192 on 2 streams 92.7% of the
 // ceiling; 8192 x 8192 on 3 streams 83.6%; 4096 x 8192 63.6%; bands written by the SMs 76.7%.
-constexpr int kOutOfCoreStreams = 2;               // the largest tiles the memory allows
-constexpr std::size_t kTileUpRowBytes = 32 << 10;  // a tile's rows going up are this wide...
-constexpr int kMinOutOfCoreTiles = 32;             // ...where that leaves this many tiles
+constexpr int kOutOfCoreStreams = 2;             // the largest tiles the memory allows
+constexpr std::size_t kTileRowBytes = 32 << 10;  // tile rows this wide going up, at least this
+                                                 // wide going down...
+constexpr int kMinOutOfCoreTiles = 32;           // ...where that leaves this many tiles
 
 // The tile plan, or a plan with no pieces where the matrix fits (input and output together within
-// the device memory) or too few tiles would fill and drain the pipeline.
+// the device memory), where its rows cannot be that wide, or where too few tiles would fill and
+// drain the pipeline.
 PiecePlan plan_out_of_core(const PipelineRequest& request) {
   const std::size_t elem = request.elem_bytes, budget = request.device_mem;
   const std::size_t matrix = static_cast<std::size_t>(request.rows) * request.cols * elem;
@@ -90,11 +91,11 @@ PiecePlan plan_out_of_core(const PipelineRequest& request) {
     return {};
   const int streams = request.streams > 0 ? request.streams : kOutOfCoreStreams;
   const auto range_cols = static_cast<int>(
-      std::min<std::size_t>(request.cols, std::max<std::size_t>(1, kTileUpRowBytes / elem)));
+      std::min<std::size_t>(request.cols, std::max<std::size_t>(1, kTileRowBytes / elem)));
   const int col_ranges = (request.cols + range_cols - 1) / range_cols;
   const int widest = (request.cols + col_ranges - 1) / col_ranges;  // PiecePlan::max_piece_cols
   const std::size_t band_rows = budget / (2 * static_cast<std::size_t>(streams) * widest * elem);
-  if (band_rows == 0) return {};
+  if (widest * elem < kTileRowBytes || band_rows * elem < kTileRowBytes) return {};
   const auto pieces = static_cast<int>(
       std::min<std::size_t>(request.rows, (request.rows + band_rows - 1) / band_rows));
   if (std::int64_t{pieces} * col_ranges < kMinOutOfCoreTiles) return {};
