@@ -108,7 +108,6 @@ PiecePlan plan_out_of_core(const PipelineRequest& request) {
   plan.streams = std::min(streams, plan.total_pieces());
   plan.down = DownPath::kCopyEngine;
   plan.down_blocks = request.down_blocks;
-  plan.free_downs = request.free_downs;
   return plan;
 }
 
@@ -191,7 +190,6 @@ PiecePlan plan_pieces(const PipelineRequest& request, std::string* why) {
     plan.down =
         down_word_bytes(plan) >= kNarrowestKernelWord ? DownPath::kKernel : DownPath::kCopyEngine;
   plan.down_blocks = request.down_blocks;
-  plan.free_downs = request.free_downs;
   return plan;
 }
 
@@ -203,7 +201,6 @@ struct PipelineState {
   std::vector<T*> device_in, device_out;  // one pair per stream, for its largest piece
   cudaEvent_t fork = nullptr;             // origin -> every stream
   std::vector<cudaEvent_t> joins;         // every stream -> origin
-  std::vector<cudaEvent_t> came_down;     // per stream: its last piece is down
   cudaEvent_t zero = nullptr;             // timeline only: on origin, before the fork
   std::vector<cudaEvent_t> stage_events;  // timeline only, 4 per piece: before up, after up,
                                           // after the kernel, after down
@@ -227,11 +224,9 @@ StreamPipeline<T>::StreamPipeline(const PiecePlan& plan) : state_(new PipelineSt
     CUDA_CHECK(cudaMalloc(&out, band));
     s.device_in.push_back(static_cast<T*>(in));
     s.device_out.push_back(static_cast<T*>(out));
-    cudaEvent_t join, down;
+    cudaEvent_t join;
     CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
-    CUDA_CHECK(cudaEventCreateWithFlags(&down, cudaEventDisableTiming));
     s.joins.push_back(join);
-    s.came_down.push_back(down);
   }
   CUDA_CHECK(cudaEventCreateWithFlags(&s.fork, cudaEventDisableTiming));
   int device = 0;
@@ -246,7 +241,6 @@ StreamPipeline<T>::~StreamPipeline() {
   for (cudaEvent_t event : s.stage_events) cudaEventDestroy(event);
   if (s.zero) cudaEventDestroy(s.zero);
   for (cudaEvent_t event : s.joins) cudaEventDestroy(event);
-  for (cudaEvent_t event : s.came_down) cudaEventDestroy(event);
   cudaEventDestroy(s.fork);
   for (std::size_t k = 0; k < s.streams.size(); ++k) {
     cudaFree(s.device_in[k]);
@@ -368,11 +362,7 @@ void StreamPipeline<T>::enqueue(const T* host_in, T* host_out, cudaStream_t orig
     s.threads += std::int64_t{shape.grid.x} * shape.grid.y * shape.grid.z * shape.block.x *
                  shape.block.y * shape.block.z;
     if (events) CUDA_CHECK(cudaEventRecord(events[2], stream));
-    // Down: a band of output columns (of output rows [c0, c0 + m)), strided in host memory. One
-    // piece at a time: two pieces' writes at once push harder than the bus's share for this
-    // direction, and the copy going up beside them slows down (--down-order free shows it).
-    if (!plan.free_downs && q > 0)
-      CUDA_CHECK(cudaStreamWaitEvent(stream, s.came_down[(q - 1) % plan.streams], 0));
+    // Down: a band of output columns (of output rows [c0, c0 + m)), strided in host memory.
     const std::size_t first_out_row = static_cast<std::size_t>(c0) * plan.rows;
     if (plan.down == DownPath::kKernel) {
       s.threads += write_down_by_kernel(out_for_kernel + first_out_row, s.device_out[k], r0, n, m,
@@ -381,7 +371,6 @@ void StreamPipeline<T>::enqueue(const T* host_in, T* host_out, cudaStream_t orig
     } else {
       copy_down(host_out + first_out_row, s.device_out[k], r0, n, m, plan, s.max_pitch, stream);
     }
-    CUDA_CHECK(cudaEventRecord(s.came_down[k], stream));
     if (events) CUDA_CHECK(cudaEventRecord(events[3], stream));
   }
 
@@ -434,8 +423,7 @@ std::int64_t StreamPipeline<T>::threads_launched() const {
 template <class T>
 std::string StreamPipeline<T>::describe_down() const {
   return state_->plan.down == DownPath::kKernel
-             ? "down by a kernel of " + std::to_string(state_->down_blocks) + " blocks" +
-                   (state_->plan.free_downs ? ", several at once" : "")
+             ? "down by a kernel of " + std::to_string(state_->down_blocks) + " blocks"
              : std::string("down by 2D copies");
 }
 

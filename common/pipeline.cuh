@@ -40,7 +40,6 @@ struct PipelineRequest {
   DownPath down = DownPath::kAuto;  // --down kernel|copy-engine (pageable: the copy engine)
   int down_blocks = 0;              // --down-blocks B: the grid of the kernel that writes down
   int col_ranges = 0;               // --piece-cols M: ranges of columns each band is cut into
-  bool free_downs = false;          // --down-order free: downs of several pieces at once
 };
 
 // How the matrix is cut: band b holds input rows [first_row(b), first_row(b + 1)), bands that
@@ -56,7 +55,6 @@ struct PiecePlan {
   int col_ranges = 1;
   DownPath down = DownPath::kKernel;
   int down_blocks = 0;  // 0: the step's default
-  bool free_downs = false;
   std::int64_t first_row(int piece) const {
     return std::int64_t{piece} * rows / pieces;  // 64-bit: rows * pieces can pass 2^31
   }

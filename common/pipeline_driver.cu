@@ -58,8 +58,6 @@ const char* const kPipelineUsage =
     "the\n"
     "                     SMs where they can write words of 8 bytes or more, else 2D copies\n"
     "  --down-blocks B    thread blocks of the kernel that writes down (default 16)\n"
-    "  --down-order O     serial: a piece goes down only after the piece before it came down\n"
-    "                     (default); free: as the streams allow, several at once\n"
     "  --plan             print how the matrix would be cut, then exit (no GPU needed; without\n"
     "                     --device-mem the plan assumes the default's upper bound, 2 GiB)\n"
     "  --timeline FILE    write when each piece went up, was transposed and came down (CSV;\n"
@@ -75,7 +73,6 @@ struct PipelineOptions {
   lab::DownPath down =
       lab::DownPath::kAuto;  // kAuto: the step chooses (kernel where words are wide)
   int down_blocks = 0;       // 0: the step's default
-  bool free_downs = false;   // --down-order free
   bool plan_only = false;
   std::string timeline_path;
 };
@@ -107,7 +104,7 @@ std::vector<char*> take_pipeline_options(int argc, char** argv, const lab::CliSp
     const std::string arg = argv[i];
     const bool ours = arg == "--streams" || arg == "--pieces" || arg == "--piece-cols" ||
                       arg == "--device-mem" || arg == "--host-memory" || arg == "--down" ||
-                      arg == "--down-blocks" || arg == "--down-order" || arg == "--timeline";
+                      arg == "--down-blocks" || arg == "--timeline";
     if (arg == "--plan") {
       pipeline->plan_only = true;
       continue;
@@ -139,10 +136,6 @@ std::vector<char*> take_pipeline_options(int argc, char** argv, const lab::CliSp
       pipeline->pageable = value == "pageable";
     } else if (arg == "--down-blocks") {
       pipeline->down_blocks = static_cast<int>(parse_positive(spec, value, arg, 1 << 20));
-    } else if (arg == "--down-order") {
-      if (value != "serial" && value != "free")
-        usage_error(spec, "--down-order must be serial or free, got '" + value + "'");
-      pipeline->free_downs = value == "free";
     } else if (arg == "--down") {
       if (value != "kernel" && value != "copy-engine")
         usage_error(spec, "--down must be kernel or copy-engine, got '" + value + "'");
@@ -256,7 +249,6 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
   request.down = pipeline.down;
   request.down_blocks = pipeline.down_blocks;
   request.col_ranges = pipeline.col_ranges;
-  request.free_downs = pipeline.free_downs;
   if (request.device_mem == 0) request.device_mem = std::min(kDefaultDeviceMem, device_free / 4);
   std::string why;
   const lab::PiecePlan plan = lab::plan_pieces(request, &why);
@@ -462,10 +454,9 @@ int main(int argc, char** argv) {
 
   // What can be refused without a GPU is refused before looking for one.
   std::string why;
-  const lab::PipelineRequest request{options.rows,       options.cols,         options.dtype->bytes,
-                                     pipeline.streams,   pipeline.pieces,      pipeline.device_mem,
-                                     pipeline.down,      pipeline.down_blocks, pipeline.col_ranges,
-                                     pipeline.free_downs};
+  const lab::PipelineRequest request{options.rows,     options.cols,         options.dtype->bytes,
+                                     pipeline.streams, pipeline.pieces,      pipeline.device_mem,
+                                     pipeline.down,    pipeline.down_blocks, pipeline.col_ranges};
   if (lab::plan_pieces(request, &why).pieces == 0) usage_error(spec, why);
   if (pipeline.plan_only) return print_plan(request, options);
   lab::require_host_memory(2 * lab::matrix_bytes(options.rows, options.cols, options.dtype->bytes),
