@@ -109,6 +109,28 @@ ooc65536() {
   echo "65536^2 float32 through 2 GiB rc=$? $(grep -E '^  pieces' $R/ooc65536.log | cut -c1-100)"
   grep -E '^  (pipeline|copy-engine-down|copy|serial) ' $R/ooc65536.log | awk '{print "   ", $1, $(NF-4), "ms", $(NF-2)}'
 }
+# One down at a time against several (--down-order, which only eb85bca has: measured there, then
+# reverted), alternating processes, then the serial order with more blocks and streams.
+downorder() {
+  for c in "16384 float32" "8192 float64"; do set -- $c
+    for args in "--down-order serial" "--down-order free" "--down-order serial" "--down-order free" \
+                "--down-blocks 24" "--down-blocks 32" "--streams 4" "--down-order free --down-blocks 8"; do
+      local tag="downorder_$1_$2_$(echo $args | tr ' ' '_')"
+      timeout 60 CUDA.v8_streams/transpose $1 $1 --dtype $2 $args --csv $R/downorder.csv --timeline $R/timeline_$tag.csv > $R/$tag.log 2>&1
+      echo "$1^2 $2 $args rc=$? $(grep -E '^  pipeline' $R/$tag.log | awk '{print $(NF-4), "ms", $(NF-2)}') ceiling $(grep -E '^  copy ' $R/$tag.log | awk '{print $(NF-4)}') serial $(grep -E '^  serial' $R/$tag.log | awk '{print $(NF-4)}')"
+    done
+  done
+}
+# The default against the nearest settings, alternating processes, at both in-core targets.
+near() {
+  for c in "16384 float32" "8192 float64"; do set -- $c
+    for args in "" "--pieces 32 --piece-cols 2" "--pieces 48" "" "--pieces 32 --piece-cols 2" "--pieces 96" "--pieces 32"; do
+      local tag="near_$1_$2_$(echo x $args | tr ' ' '_')"
+      timeout 60 CUDA.v8_streams/transpose $1 $1 --dtype $2 $args --csv $R/near.csv > $R/$tag.log 2>&1
+      echo "$1^2 $2 ${args:-default} rc=$? $(grep -E '^  pipeline' $R/$tag.log | awk '{print $(NF-4), "ms", $(NF-2)}') ceiling $(grep -E '^  copy ' $R/$tag.log | awk '{print $(NF-4)}') serial $(grep -E '^  serial' $R/$tag.log | awk '{print $(NF-4)}')"
+    done
+  done
+}
 GRID_PLANS=${GRID_PLANS:-"default 64:1:kernel 128:1:kernel 16:16:copy-engine 8:8:copy-engine 4:16:copy-engine 4:4:copy-engine 16:16:kernel 4:16:kernel"}
 v8grid() {
   for c in ${GRID_CASES:-16384x16384:float32 8192x8192:float64}; do
