@@ -234,7 +234,7 @@ readme: $(PY_READY)
 tests-build:
 	@$(MAKE) --no-print-directory -C tests
 
-test: all tests-build $(PY_READY)
+test: all tests-build $(if $(NVCC),$(BUS_PROBE)) $(PY_READY)
 	$(PY) -m pytest -rs tests
 
 # make diff STEP=CUDA.v4: the lesson of a step, as a diff against the step before it.

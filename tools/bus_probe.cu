@@ -169,6 +169,10 @@ int main(int argc, char** argv) {
       s.one_stream = true;
       continue;
     }
+    static const std::string kValued[] = {"--gib",    "--mib",       "--pitch", "--widths",
+                                          "--blocks", "--copy-rows", "--reps",  "--csv"};
+    if (std::find(std::begin(kValued), std::end(kValued), flag) == std::end(kValued))
+      usage("unknown option " + flag);
     if (i + 1 >= argc) usage(flag + " wants a value");
     const std::string value = argv[++i];
     if (flag == "--gib")
