@@ -15,7 +15,9 @@
 //    lie. The copy-engine version stays as `--down copy-engine`, to compare in one run.
 // 4. Each stream owns one input and one output buffer on the device, reused by its pieces in
 //    stream order, so device memory is K x (input + output) of one piece, bounded by
-//    --device-mem: a matrix larger than the GPU's memory transposes too (out of core).
+//    --device-mem: a matrix larger than the GPU's memory transposes too (out of core). There the
+//    pieces are tiles, moved both ways by the copy engines in rows tens of KiB wide
+//    (plan_out_of_core): the SMs' writes spread over an output of many GiB lose a third of the bus.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
