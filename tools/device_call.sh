@@ -23,3 +23,11 @@ run_sections() {
   done
   echo "== done $((SECONDS - t0)) s"
 }
+
+# machine_txt FILE: the GPUs, their links, the host's CPUs and memory, the compilers (every call
+# keeps one beside its results).
+machine_txt() {
+  { nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version --format=csv
+    nvidia-smi topo -m; lscpu | grep -E "Model name|^CPU\(s\)|NUMA"; nvcc --version | tail -1
+    free -g | head -2; mpirun --version 2>&1 | head -1; } > "$1" 2>&1
+}

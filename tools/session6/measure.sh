@@ -16,9 +16,7 @@ export OMP_PROC_BIND=close OMP_PLACES=cores
 BUILD_STEPS=${BUILD_STEPS:-"CPU.omp CUDA.v7_packed CUDA.v8_streams"}
 
 build() {
-  { nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version --format=csv
-    nvidia-smi topo -m; lscpu | grep -E "Model name|^CPU\(s\)|NUMA"; nvcc --version | tail -1
-    free -g | head -2; } > $R/machine.txt 2>&1
+  machine_txt $R/machine.txt
   make -j16 $BUILD_STEPS > $R/build.log 2>&1 && make -B build/bus_probe >> $R/build.log 2>&1 || { grep -B2 -A8 error $R/build.log | head -30; exit 1; }
   echo "built: $BUILD_STEPS build/bus_probe"; head -2 $R/machine.txt
 }
