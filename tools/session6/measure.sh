@@ -129,6 +129,14 @@ near() {
     done
   done
 }
+# make test's suite on this GPU, eight tests at once (the README's command builds, then runs pytest).
+fulltests() {
+  make -j16 all tests-build build/bus_probe > $R/build_all.log 2>&1 || { echo "build failed"; tail -20 $R/build_all.log; return; }
+  echo "built all ($((SECONDS - t0)) s)"
+  timeout $(( $(left) - 15 )) python3 -m pytest -q -rs -n 8 tests > $R/make_test_gpu.log 2>&1
+  echo "fulltests rc=$?"; tail -2 $R/make_test_gpu.log; grep -E "^(FAILED|ERROR)" $R/make_test_gpu.log | head -20
+  grep -c "^SKIPPED" $R/make_test_gpu.log
+}
 GRID_PLANS=${GRID_PLANS:-"default 64:1:kernel 128:1:kernel 16:16:copy-engine 8:8:copy-engine 4:16:copy-engine 4:4:copy-engine 16:16:kernel 4:16:kernel"}
 v8grid() {
   for c in ${GRID_CASES:-16384x16384:float32 8192x8192:float64}; do
