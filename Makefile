@@ -189,9 +189,9 @@ out-of-core: $(PIPELINE_STEPS) $(PY_READY)
 # Not a step: the bus without the transpose, to tell the pipeline's losses from the bus's.
 BUS_PROBE := build/bus_probe
 BUS_PROBE_ARCH := $(shell nvidia-smi > /dev/null 2>&1 && echo -arch=native)
-$(BUS_PROBE): tools/bus_probe.cu common/band_copy.cuh common/cuda_check.cuh common/config.hpp
+$(BUS_PROBE): tools/bus_probe.cu common/host_memory.cpp $(wildcard common/*.cuh common/*.hpp)
 	@mkdir -p build
-	$(if $(NVCC),$(NVCC) -O3 -std=c++17 $(BUS_PROBE_ARCH) -o $@ $<,@echo "nvcc not found: $@ is not built" >&2; exit 1)
+	$(if $(NVCC),$(NVCC) -O3 -std=c++17 $(BUS_PROBE_ARCH) -o $@ $(filter %.cu %.cpp,$^),@echo "nvcc not found: $@ is not built" >&2; exit 1)
 
 bus-probe: $(BUS_PROBE)
 	@mkdir -p $(RESULTS)

@@ -21,9 +21,23 @@
 
 namespace lab {
 
+// Where pinned host memory comes from. kDriver: cudaMallocHost, the driver's own pages.
+// kHuge: 2 MiB pages advised to the kernel (allocate_host_bytes), then registered with
+// cudaHostRegister: the GPU then has 512 times fewer host pages to translate when a piece touches
+// a segment of every row.
+enum class PinnedPages { kDriver, kHuge };
+
 template <class T>
 struct PinnedDeleter {
-  void operator()(T* p) const { cudaFreeHost(p); }
+  PinnedPages pages = PinnedPages::kDriver;
+  void operator()(T* p) const {
+    if (pages == PinnedPages::kDriver) {
+      cudaFreeHost(p);
+    } else {
+      cudaHostUnregister(p);
+      FreeDeleter{}(p);
+    }
+  }
 };
 template <class T>
 using PinnedArray = std::unique_ptr<T[], PinnedDeleter<T>>;
@@ -35,14 +49,25 @@ using DeviceArray = std::unique_ptr<T[], DeviceDeleter>;
 
 // Pinned host memory (fast, asynchronous copies); exits cleanly when it cannot be had.
 template <class T>
-PinnedArray<T> allocate_pinned(std::size_t count, const char* what) {
+PinnedArray<T> allocate_pinned(std::size_t count, const char* what,
+                               PinnedPages pages = PinnedPages::kDriver) {
+  const std::size_t bytes = std::max<std::size_t>(count, 1) * sizeof(T);
   void* raw = nullptr;
-  if (cudaMallocHost(&raw, std::max<std::size_t>(count, 1) * sizeof(T)) != cudaSuccess) {
+  bool pinned = false;
+  if (pages == PinnedPages::kDriver) {
+    pinned = cudaMallocHost(&raw, bytes) == cudaSuccess;
+  } else {
+    raw = allocate_host_bytes(bytes, what);
+    pinned = cudaHostRegister(raw, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped) ==
+             cudaSuccess;
+    if (!pinned) FreeDeleter{}(raw);
+  }
+  if (!pinned) {
     std::fprintf(stderr, "error: could not pin %s of host memory for %s\n",
-                 format_bytes(count * sizeof(T)).c_str(), what);
+                 format_bytes(bytes).c_str(), what);
     std::exit(kExitNoMemory);
   }
-  return PinnedArray<T>(static_cast<T*>(raw));
+  return PinnedArray<T>(static_cast<T*>(raw), PinnedDeleter<T>{pages});
 }
 
 template <class T>

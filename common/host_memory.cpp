@@ -66,4 +66,16 @@ void* allocate_host_bytes(std::size_t wanted, const char* what) {
   return p;
 }
 
+std::size_t huge_page_bytes() {
+  std::ifstream rollup("/proc/self/smaps_rollup");
+  std::string line;
+  while (std::getline(rollup, line)) {
+    std::istringstream fields(line);
+    std::string key;
+    std::size_t kib = 0;
+    if (fields >> key >> kib && key == "AnonHugePages:") return kib * 1024;
+  }
+  return 0;
+}
+
 }  // namespace lab

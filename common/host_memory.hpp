@@ -29,6 +29,10 @@ using HostArray = std::unique_ptr<T[], FreeDeleter>;
 // fails.
 void* allocate_host_bytes(std::size_t bytes, const char* what);
 
+// Bytes of this process's anonymous memory that the kernel has put on huge pages (AnonHugePages
+// of /proc/self/smaps_rollup; 0 where it cannot be read): madvise asks, this says what was given.
+std::size_t huge_page_bytes();
+
 template <class T>
 HostArray<T> allocate_host(std::size_t count, const char* what) {
   return HostArray<T>(static_cast<T*>(allocate_host_bytes(count * sizeof(T), what)));

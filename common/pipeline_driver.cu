@@ -52,7 +52,8 @@ const char* const kPipelineUsage =
     "                     whose output touches only an M-th of the output rows\n"
     "  --device-mem BYTES device memory the pipeline may use (default 2 GiB or a quarter of the\n"
     "                     free memory, the smaller)\n"
-    "  --host-memory M    pinned (default) or pageable: the host matrices from malloc\n"
+    "  --host-memory M    pinned (default; the driver's pages), huge (pinned on 2 MiB pages) or\n"
+    "                     pageable (the host matrices from malloc)\n"
     "  --down D           how a piece's output reaches host memory: kernel (the SMs write it) or\n"
     "                     copy-engine (one strided 2D copy; always so when pageable). Default: "
     "the\n"
@@ -69,6 +70,7 @@ struct PipelineOptions {
   int col_ranges = 0;          // 0: the step's default (whole rows)
   std::size_t device_mem = 0;  // 0: the default
   bool pageable = false;
+  lab::PinnedPages pages = lab::PinnedPages::kDriver;
   bool down_given = false;
   lab::DownPath down =
       lab::DownPath::kAuto;  // kAuto: the step chooses (kernel where words are wide)
@@ -131,9 +133,10 @@ std::vector<char*> take_pipeline_options(int argc, char** argv, const lab::CliSp
     } else if (arg == "--device-mem") {
       pipeline->device_mem = parse_positive(spec, value, arg, std::size_t{1} << 50);
     } else if (arg == "--host-memory") {
-      if (value != "pinned" && value != "pageable")
-        usage_error(spec, "--host-memory must be pinned or pageable, got '" + value + "'");
+      if (value != "pinned" && value != "huge" && value != "pageable")
+        usage_error(spec, "--host-memory must be pinned, huge or pageable, got '" + value + "'");
       pipeline->pageable = value == "pageable";
+      pipeline->pages = value == "huge" ? lab::PinnedPages::kHuge : lab::PinnedPages::kDriver;
     } else if (arg == "--down-blocks") {
       pipeline->down_blocks = static_cast<int>(parse_positive(spec, value, arg, 1 << 20));
     } else if (arg == "--down") {
@@ -161,22 +164,22 @@ void fail_verification(const char* when, const lab::Verification& check) {
   std::exit(lab::kExitFailed);
 }
 
-// The host matrices: pinned (cudaMallocHost) or pageable (malloc).
+// The host matrices: pinned (by the driver, or on 2 MiB pages) or pageable (malloc).
 template <class T>
 struct HostMatrices {
   lab::PinnedArray<T> pinned_in, pinned_out;
   lab::HostArray<T> pageable_in, pageable_out;
   T* in = nullptr;
   T* out = nullptr;
-  HostMatrices(Index count, bool pageable) {
+  HostMatrices(Index count, bool pageable, lab::PinnedPages pages) {
     if (pageable) {
       pageable_in = lab::allocate_host<T>(count, "the input");
       pageable_out = lab::allocate_host<T>(count, "the output");
       in = pageable_in.get();
       out = pageable_out.get();
     } else {
-      pinned_in = lab::allocate_pinned<T>(count, "the input");
-      pinned_out = lab::allocate_pinned<T>(count, "the output");
+      pinned_in = lab::allocate_pinned<T>(count, "the input", pages);
+      pinned_out = lab::allocate_pinned<T>(count, "the output", pages);
       in = pinned_in.get();
       out = pinned_out.get();
     }
@@ -266,7 +269,7 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
                  lab::format_bytes(device_total).c_str());
     return lab::kExitNoMemory;
   }
-  HostMatrices<T> host(count, pipeline.pageable);
+  HostMatrices<T> host(count, pipeline.pageable, pipeline.pages);
   lab::StreamPipeline<T> pipe(plan);
   cudaStream_t origin, up_stream, down_stream;
   CUDA_CHECK(cudaStreamCreateWithFlags(&origin, cudaStreamNonBlocking));
@@ -404,6 +407,10 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
       std::string("host     ") + (pipeline.pageable
                                       ? "pageable (malloc): the driver stages every copy through "
                                         "pinned buffers of its own"
+                                  : pipeline.pages == lab::PinnedPages::kHuge
+                                      ? "pinned on 2 MiB pages (" +
+                                            lab::format_bytes(lab::huge_page_bytes()) +
+                                            " of this process on huge pages)"
                                       : "pinned (cudaMallocHost)"),
       std::string("down     ") + (plan.down == lab::DownPath::kKernel
                                       ? "the SMs write each piece's output into host memory"

@@ -5,7 +5,7 @@
 // losses can be told apart from the bus's (`make bus-probe`, README of CUDA.v8_streams).
 //
 //   bus_probe [--gib G | --mib M] [--pitch BYTES] [--widths W,W,...] [--blocks B,B,...]
-//             [--copy-rows K] [--one-stream] [--reps N] [--csv F]
+//             [--copy-rows K] [--one-stream] [--host driver|huge] [--reps N] [--csv F]
 //
 // A host matrix of G GiB (M MiB) with rows PITCH bytes apart is written (down) or read (up) in
 // segments of W bytes, one segment per row and piece, piece after piece, as the pipeline does:
@@ -16,6 +16,8 @@
 // --one-stream puts both directions on one stream (then nothing overlaps: a pipeline's stream).
 // A pair runs its up pieces on one stream and its down pieces on another, nothing between them,
 // so it is the steady state of a pipeline. GB/s counts the bytes of every direction that runs.
+// --host huge pins the host matrices on 2 MiB pages instead of the driver's (cudaMallocHost);
+// first_ms is the first, untimed-before pass, whose host pages the GPU has not translated yet.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +26,7 @@
 
 #include "../common/band_copy.cuh"
 #include "../common/cuda_check.cuh"
+#include "../common/cuda_harness.cuh"
 
 namespace {
 
@@ -33,7 +36,8 @@ constexpr int kExitUsage = 2, kExitSkipped = 77;
   std::fprintf(
       stderr,
       "bus_probe: %s\nusage: bus_probe [--gib G | --mib M] [--pitch BYTES] [--widths W,...] "
-      "[--blocks B,...] [--copy-rows K] [--one-stream] [--reps N] [--csv FILE]\n",
+      "[--blocks B,...] [--copy-rows K] [--one-stream] [--host driver|huge] [--reps N] "
+      "[--csv FILE]\n",
       why.c_str());
   std::exit(kExitUsage);
 }
@@ -65,6 +69,7 @@ struct Setup {
   int reps = 5;
   std::size_t copy_rows = 0;  // 2D copies of at most this many rows (0: a piece's rows in one)
   bool one_stream = false;    // both directions on one stream, piece by piece (a pipeline's stream)
+  lab::PinnedPages pages = lab::PinnedPages::kDriver;
   std::string csv;
 };
 
@@ -129,8 +134,11 @@ void enqueue(const Setup& s, const Pattern& p, std::size_t width, const Buffers&
   }
 }
 
-// Median ms of `reps` passes, after one untimed pass.
-double time_pattern(const Setup& s, const Pattern& p, std::size_t width, const Buffers& b,
+struct Timing {
+  double first_ms, median_ms;  // the first pass; the median of the `reps` after it
+};
+
+Timing time_pattern(const Setup& s, const Pattern& p, std::size_t width, const Buffers& b,
                     cudaStream_t origin, cudaStream_t up, cudaStream_t down) {
   cudaEvent_t start, stop, up_done, down_done;
   CUDA_CHECK(cudaEventCreate(&start));
@@ -138,6 +146,7 @@ double time_pattern(const Setup& s, const Pattern& p, std::size_t width, const B
   CUDA_CHECK(cudaEventCreateWithFlags(&up_done, cudaEventDisableTiming));
   CUDA_CHECK(cudaEventCreateWithFlags(&down_done, cudaEventDisableTiming));
   std::vector<float> ms;
+  float first = 0;
   for (int r = 0; r <= s.reps; ++r) {
     CUDA_CHECK(cudaEventRecord(start, origin));
     CUDA_CHECK(cudaStreamWaitEvent(up, start, 0));
@@ -151,11 +160,14 @@ double time_pattern(const Setup& s, const Pattern& p, std::size_t width, const B
     CUDA_CHECK(cudaEventSynchronize(stop));
     float t = 0;
     CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-    if (r > 0) ms.push_back(t);
+    if (r > 0)
+      ms.push_back(t);
+    else
+      first = t;
   }
   for (cudaEvent_t e : {start, stop, up_done, down_done}) CUDA_CHECK(cudaEventDestroy(e));
   std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return {first, ms[ms.size() / 2]};
 }
 
 }  // namespace
@@ -169,8 +181,8 @@ int main(int argc, char** argv) {
       s.one_stream = true;
       continue;
     }
-    static const std::string kValued[] = {"--gib",    "--mib",       "--pitch", "--widths",
-                                          "--blocks", "--copy-rows", "--reps",  "--csv"};
+    static const std::string kValued[] = {"--gib",       "--mib",  "--pitch", "--widths", "--blocks",
+                                          "--copy-rows", "--host", "--reps",  "--csv"};
     if (std::find(std::begin(kValued), std::end(kValued), flag) == std::end(kValued))
       usage("unknown option " + flag);
     if (i + 1 >= argc) usage(flag + " wants a value");
@@ -191,6 +203,10 @@ int main(int argc, char** argv) {
       s.reps = static_cast<int>(std::min(parse_positive(flag, value), 1000LL));
     else if (flag == "--csv")
       s.csv = value;
+    else if (flag == "--host" && (value == "driver" || value == "huge"))
+      s.pages = value == "huge" ? lab::PinnedPages::kHuge : lab::PinnedPages::kDriver;
+    else if (flag == "--host")
+      usage("--host must be driver or huge, not '" + value + "'");
     else
       usage("unknown option " + flag);
   }
@@ -209,8 +225,12 @@ int main(int argc, char** argv) {
   const std::size_t largest =
       rows * static_cast<std::size_t>(*std::max_element(s.widths.begin(), s.widths.end()));
   Buffers b{};
-  CUDA_CHECK(cudaMallocHost(&b.host_in, s.bytes));
-  CUDA_CHECK(cudaMallocHost(&b.host_out, s.bytes));
+  const lab::PinnedArray<unsigned char> host_in =
+      lab::allocate_pinned<unsigned char>(s.bytes, "the input", s.pages);
+  const lab::PinnedArray<unsigned char> host_out =
+      lab::allocate_pinned<unsigned char>(s.bytes, "the output", s.pages);
+  b.host_in = host_in.get();
+  b.host_out = host_out.get();
   CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&b.mapped_in), b.host_in, 0));
   CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&b.mapped_out), b.host_out, 0));
   CUDA_CHECK(cudaMalloc(&b.device_in, largest));
@@ -229,19 +249,24 @@ int main(int argc, char** argv) {
   FILE* csv = s.csv.empty() ? nullptr : std::fopen(s.csv.c_str(), "a");
   if (!s.csv.empty() && !csv) usage("cannot open " + s.csv);
   if (csv && std::ftell(csv) == 0)
-    std::fprintf(csv, "device,matrix_bytes,pitch,width,up,down,ms,gbs\n");
-  std::printf("%s: %.2f GiB in pinned host memory, rows %zu bytes apart, median of %d passes\n",
-              prop.name, s.bytes / double(1 << 30), s.pitch, s.reps);
-  std::printf("%-8s %-14s %10s %8s\n", "width", "up/down", "ms", "GB/s");
+    std::fprintf(csv, "device,host,matrix_bytes,pitch,width,up,down,ms,gbs,first_ms\n");
+  const char* host = s.pages == lab::PinnedPages::kHuge ? "huge" : "driver";
+  std::printf(
+      "%s: %.2f GiB in pinned host memory (%s pages; %.2f GiB of this process on huge pages), "
+      "rows %zu bytes apart, median of %d passes\n",
+      prop.name, s.bytes / double(1 << 30), host, lab::huge_page_bytes() / double(1 << 30),
+      s.pitch, s.reps);
+  std::printf("%-8s %-14s %10s %8s %10s\n", "width", "up/down", "ms", "GB/s", "first ms");
   auto report = [&](std::size_t width, const Pattern& p) {
-    const double ms = time_pattern(s, p, width, b, origin, up, s.one_stream ? up : down);
+    const Timing t = time_pattern(s, p, width, b, origin, up, s.one_stream ? up : down);
     const int directions = (p.up != Way::kNone) + (p.down != Way::kNone);
-    const double gbs = directions * static_cast<double>(s.bytes) / (ms * 1e6);
-    std::printf("%-8zu %-14s %10.3f %8.1f\n", width, p.name().c_str(), ms, gbs);
+    const double gbs = directions * static_cast<double>(s.bytes) / (t.median_ms * 1e6);
+    std::printf("%-8zu %-14s %10.3f %8.1f %10.3f\n", width, p.name().c_str(), t.median_ms, gbs,
+                t.first_ms);
     if (csv)
-      std::fprintf(csv, "%s,%zu,%zu,%zu,%s,%s,%.4f,%.2f\n", prop.name, s.bytes, s.pitch, width,
-                   p.name().substr(0, p.name().find('/')).c_str(),
-                   p.name().substr(p.name().find('/') + 1).c_str(), ms, gbs);
+      std::fprintf(csv, "%s,%s,%zu,%zu,%zu,%s,%s,%.4f,%.2f,%.4f\n", prop.name, host, s.bytes,
+                   s.pitch, width, p.name().substr(0, p.name().find('/')).c_str(),
+                   p.name().substr(p.name().find('/') + 1).c_str(), t.median_ms, gbs, t.first_ms);
   };
   // The ceilings: each direction alone and both at once, whole bands.
   const std::size_t band = static_cast<std::size_t>(s.widths.front());
