@@ -49,6 +49,12 @@ constexpr std::size_t kDownWordBytes = 16;  // the widest word the way down writ
 // docs/results/session3/narrow/streams.csv; float32, 4-byte words, 57.0% and 60.9% against 66.0%,
 // docs/results/session4/v8auto.csv). 16-byte words: the SMs by far (87.4% against 34.1%).
 constexpr std::size_t kNarrowestKernelWord = 8;
+// Filling the pipeline waits for the first piece to go up, draining it for the last to come down,
+// each with the other direction idle: about one piece's time each. By default the first and the
+// last band are cut kDefaultRamp times in halves (1/8, 1/8, 1/4, 1/2 of a band), where the default
+// cut has at least kMinRampBands equal bands whose eighths still end on 16 bytes.
+constexpr int kDefaultRamp = 3;
+constexpr int kMinRampBands = 8;
 
 // ---- How the matrix is cut (host only) ----
 // The widest word (kDownWordBytes, 8, 4, 2 or 1 bytes) that a band's row segments start and end
@@ -88,8 +94,8 @@ constexpr int kMinOutOfCoreTiles = 32;           // ...where that leaves this ma
 PiecePlan plan_out_of_core(const PipelineRequest& request) {
   const std::size_t elem = request.elem_bytes, budget = request.device_mem;
   const std::size_t matrix = static_cast<std::size_t>(request.rows) * request.cols * elem;
-  if (request.pieces != 0 || request.col_ranges != 0 || request.down == DownPath::kKernel ||
-      budget == 0 || 2 * matrix <= budget)
+  if (request.pieces != 0 || request.col_ranges != 0 || request.ramp > 0 ||
+      request.down == DownPath::kKernel || budget == 0 || 2 * matrix <= budget)
     return {};
   const int streams = request.streams > 0 ? request.streams : kOutOfCoreStreams;
   const auto range_cols = static_cast<int>(
@@ -180,11 +186,42 @@ PiecePlan plan_pieces(const PipelineRequest& request, std::string* why) {
            std::to_string(std::numeric_limits<int>::max()) + ")";
     return {};
   }
+  // The ramp: asked for, or the default where the default cut allows it.
+  int ramp = request.ramp;
+  const std::int64_t band = rows / pieces;
+  if (ramp < 0) {
+    const bool aligned = rows % pieces == 0 &&
+                         (band >> kDefaultRamp) * request.elem_bytes % kDownWordBytes == 0 &&
+                         (band >> kDefaultRamp) << kDefaultRamp == band;
+    ramp = request.pieces == 0 && col_ranges == 1 && pieces >= kMinRampBands && aligned
+               ? kDefaultRamp
+               : 0;
+  } else if (ramp > 0) {
+    std::string wrong;
+    if (col_ranges != 1)
+      wrong = "bands of whole rows (not --piece-cols)";
+    else if (pieces < 2)
+      wrong = "at least 2 bands (a first and a last)";
+    else if (rows % pieces != 0)
+      wrong = "equal bands, and " + std::to_string(rows) + " rows do not divide into " +
+              std::to_string(pieces);
+    else if ((band >> ramp) == 0)
+      wrong = "bands of at least 2^" + std::to_string(ramp) + " rows, not " + std::to_string(band);
+    if (!wrong.empty()) {
+      *why = "--ramp " + std::to_string(ramp) + " needs " + wrong;
+      return {};
+    }
+  }
+  if (std::int64_t{pieces} + 2 * ramp > std::numeric_limits<int>::max()) {
+    *why = "--ramp " + std::to_string(ramp) + " makes too many pieces";
+    return {};
+  }
   PiecePlan plan;
   plan.rows = rows;
   plan.cols = request.cols;
   plan.elem_bytes = request.elem_bytes;
-  plan.pieces = pieces;
+  plan.pieces = pieces + 2 * ramp;
+  plan.ramp = ramp;
   plan.col_ranges = col_ranges;
   plan.streams = std::min(streams, plan.total_pieces());
   plan.down = request.down;
@@ -206,7 +243,8 @@ struct PipelineState {
   cudaEvent_t zero = nullptr;             // timeline only: on origin, before the fork
   std::vector<cudaEvent_t> stage_events;  // timeline only, 4 per piece: before up, after up,
                                           // after the kernel, after down
-  LaunchShape shape;                      // the first (largest) piece's launch
+  LaunchShape shape;                      // the launch of the first of the largest pieces
+  int shape_rows = 0;                     // its rows
   std::int64_t threads = 0;               // GPU threads all pieces of one run launch
   int max_pitch = 0;
   int down_blocks = 0;  // the grid of the kernel that writes a band into host memory
@@ -357,9 +395,10 @@ void StreamPipeline<T>::enqueue(const T* host_in, T* host_out, cudaStream_t orig
     // Transpose: n x m in, m x n out, by the kernel step's own launcher.
     const LaunchShape shape = launch_transpose(s.device_in[k], s.device_out[k], n, m, stream);
     check_launch(shape, n, m);
-    if (q == 0) {
+    if (q == 0) s.threads = 0;
+    if (q == 0 || n > s.shape_rows) {
       s.shape = shape;
-      s.threads = 0;
+      s.shape_rows = n;
     }
     s.threads += std::int64_t{shape.grid.x} * shape.grid.y * shape.grid.z * shape.block.x *
                  shape.block.y * shape.block.z;

@@ -40,6 +40,7 @@ struct PipelineRequest {
   DownPath down = DownPath::kAuto;  // --down kernel|copy-engine (pageable: the copy engine)
   int down_blocks = 0;              // --down-blocks B: the grid of the kernel that writes down
   int col_ranges = 0;               // --piece-cols M: ranges of columns each band is cut into
+  int ramp = -1;                    // --ramp R (-1: the step chooses)
 };
 
 // How the matrix is cut: band b holds input rows [first_row(b), first_row(b + 1)), bands that
@@ -48,18 +49,32 @@ struct PipelineRequest {
 // output touches only M-th of the output rows. Pieces run range by range, band by band within a
 // range (piece q = j * pieces + b), so that pieces in a row write the same output rows; piece q
 // runs on stream q % streams, which owns one input and one output buffer for the largest tile.
+// With a ramp R > 0 the bands are equal (S rows each) except the first and the last, which are
+// cut again into R + 1 pieces, S/2^R, S/2^R, S/2^(R-1), ..., S/2 rows (the last band in the
+// mirror order): the pipeline fills and drains with pieces 2^R times smaller.
 struct PiecePlan {
   int rows = 0, cols = 0, elem_bytes = 0;
   int streams = 0;  // never more than the pieces
-  int pieces = 0;   // bands of rows
+  int pieces = 0;   // bands of rows, the ramp's pieces included
   int col_ranges = 1;
+  int ramp = 0;  // R; then rows divide into pieces - 2R bands and a band into 2^R
   DownPath down = DownPath::kKernel;
   int down_blocks = 0;  // 0: the step's default
+  std::int64_t band_rows() const { return rows / (pieces - 2 * ramp); }  // S, with a ramp
   std::int64_t first_row(int piece) const {
-    return std::int64_t{piece} * rows / pieces;  // 64-bit: rows * pieces can pass 2^31
+    if (ramp == 0) return std::int64_t{piece} * rows / pieces;  // 64-bit: rows * pieces > 2^31
+    if (piece >= pieces) return rows;
+    if (piece <= ramp) return piece == 0 ? 0 : band_rows() >> (ramp - piece + 1);
+    if (piece >= pieces - ramp - 1) return rows - (band_rows() >> (piece - (pieces - ramp - 1)));
+    return band_rows() * (piece - ramp);
   }
   int rows_of(int piece) const { return static_cast<int>(first_row(piece + 1) - first_row(piece)); }
-  int max_piece_rows() const { return (rows + pieces - 1) / pieces; }
+  int max_piece_rows() const {
+    return ramp > 0 ? static_cast<int>(band_rows()) : (rows + pieces - 1) / pieces;
+  }
+  int min_piece_rows() const {
+    return ramp > 0 ? static_cast<int>(band_rows() >> ramp) : rows / pieces;
+  }
   std::int64_t first_col(int range) const { return std::int64_t{range} * cols / col_ranges; }
   int cols_of(int range) const { return static_cast<int>(first_col(range + 1) - first_col(range)); }
   int max_piece_cols() const { return (cols + col_ranges - 1) / col_ranges; }

@@ -50,6 +50,9 @@ const char* const kPipelineUsage =
     "                     --device-mem)\n"
     "  --piece-cols M     cut every band into M ranges of columns, 1..COLS (default 1): tiles,\n"
     "                     whose output touches only an M-th of the output rows\n"
+    "  --ramp R           cut the first and the last band R times in halves, so that the pipeline\n"
+    "                     fills and drains with smaller pieces (0..8; default 3 where the bands\n"
+    "                     are equal and their eighths end on 16 bytes, else 0)\n"
     "  --device-mem BYTES device memory the pipeline may use (default 2 GiB or a quarter of the\n"
     "                     free memory, the smaller)\n"
     "  --host-memory M    pinned (default; the driver's pages), huge (pinned on 2 MiB pages) or\n"
@@ -68,6 +71,7 @@ struct PipelineOptions {
   int streams = 0;             // 0: the step's default
   int pieces = 0;              // 0: the step's default
   int col_ranges = 0;          // 0: the step's default (whole rows)
+  int ramp = -1;               // -1: the step's default
   std::size_t device_mem = 0;  // 0: the default
   bool pageable = false;
   lab::PinnedPages pages = lab::PinnedPages::kDriver;
@@ -106,7 +110,7 @@ std::vector<char*> take_pipeline_options(int argc, char** argv, const lab::CliSp
     const std::string arg = argv[i];
     const bool ours = arg == "--streams" || arg == "--pieces" || arg == "--piece-cols" ||
                       arg == "--device-mem" || arg == "--host-memory" || arg == "--down" ||
-                      arg == "--down-blocks" || arg == "--timeline";
+                      arg == "--down-blocks" || arg == "--timeline" || arg == "--ramp";
     if (arg == "--plan") {
       pipeline->plan_only = true;
       continue;
@@ -130,6 +134,10 @@ std::vector<char*> take_pipeline_options(int argc, char** argv, const lab::CliSp
       pipeline->pieces = static_cast<int>(parse_positive(spec, value, arg, 2147483647));
     } else if (arg == "--piece-cols") {
       pipeline->col_ranges = static_cast<int>(parse_positive(spec, value, arg, 2147483647));
+    } else if (arg == "--ramp") {
+      if (value.size() != 1 || value[0] < '0' || value[0] > '8')
+        usage_error(spec, "--ramp must be a whole number from 0 to 8, got '" + value + "'");
+      pipeline->ramp = value[0] - '0';
     } else if (arg == "--device-mem") {
       pipeline->device_mem = parse_positive(spec, value, arg, std::size_t{1} << 50);
     } else if (arg == "--host-memory") {
@@ -210,9 +218,25 @@ std::string piece_size(const lab::PiecePlan& plan) {
     return smallest == largest ? std::to_string(largest)
                                : std::to_string(smallest) + "-" + std::to_string(largest);
   };
-  const std::string rows = span(plan.rows / plan.pieces, plan.max_piece_rows()) + " rows";
+  const std::string rows = span(plan.min_piece_rows(), plan.max_piece_rows()) + " rows";
   if (plan.col_ranges == 1) return rows;
   return rows + " x " + span(plan.cols / plan.col_ranges, plan.max_piece_cols()) + " columns";
+}
+
+// What the command line asks of the step's plan.
+lab::PipelineRequest request_of(const lab::Options& options, const PipelineOptions& pipeline) {
+  lab::PipelineRequest request;
+  request.rows = options.rows;
+  request.cols = options.cols;
+  request.elem_bytes = options.dtype->bytes;
+  request.streams = pipeline.streams;
+  request.pieces = pipeline.pieces;
+  request.device_mem = pipeline.device_mem;
+  request.down = pipeline.down;
+  request.down_blocks = pipeline.down_blocks;
+  request.col_ranges = pipeline.col_ranges;
+  request.ramp = pipeline.ramp;
+  return request;
 }
 
 // --plan: the pieces, their rows and the device memory, as the step would cut the matrix.
@@ -247,11 +271,7 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
   // The plan, now with the default device memory where none was given.
   std::size_t device_free = 0, device_total = 0;
   CUDA_CHECK(cudaMemGetInfo(&device_free, &device_total));
-  lab::PipelineRequest request{rows, cols, dtype.bytes, pipeline.streams, pipeline.pieces};
-  request.device_mem = pipeline.device_mem;
-  request.down = pipeline.down;
-  request.down_blocks = pipeline.down_blocks;
-  request.col_ranges = pipeline.col_ranges;
+  lab::PipelineRequest request = request_of(options, pipeline);
   if (request.device_mem == 0) request.device_mem = std::min(kDefaultDeviceMem, device_free / 4);
   std::string why;
   const lab::PiecePlan plan = lab::plan_pieces(request, &why);
@@ -461,9 +481,7 @@ int main(int argc, char** argv) {
 
   // What can be refused without a GPU is refused before looking for one.
   std::string why;
-  const lab::PipelineRequest request{options.rows,     options.cols,         options.dtype->bytes,
-                                     pipeline.streams, pipeline.pieces,      pipeline.device_mem,
-                                     pipeline.down,    pipeline.down_blocks, pipeline.col_ranges};
+  const lab::PipelineRequest request = request_of(options, pipeline);
   if (lab::plan_pieces(request, &why).pieces == 0) usage_error(spec, why);
   if (pipeline.plan_only) return print_plan(request, options);
   lab::require_host_memory(2 * lab::matrix_bytes(options.rows, options.cols, options.dtype->bytes),

@@ -32,6 +32,7 @@ def probe(*args):
     (["--blocks", "-4"], "--blocks wants a positive integer, not '-4'"),
     (["--copy-rows"], "--copy-rows wants a value"),
     (["--loud"], "unknown option --loud"),
+    (["--host", "numa"], "--host must be driver or huge, not 'numa'"),
 ])
 def test_bad_input_exits_2_with_its_reason(args, message):
     done = probe(*args)
@@ -48,10 +49,11 @@ def test_without_a_gpu_it_says_so_in_one_line():
     assert done.stdout == "bus_probe: no CUDA device; skipped\n" and done.stderr == ""
 
 
-def test_every_pattern_is_measured_into_the_csv(needs_gpu, tmp_path):
+@pytest.mark.parametrize("host", ["driver", "huge"])
+def test_every_pattern_is_measured_into_the_csv(host, needs_gpu, tmp_path):
     table = tmp_path / "bus.csv"
     done = probe("--mib", 16, "--widths", "1024,4096", "--blocks", "16", "--reps", 1,
-                 "--csv", table)
+                 "--host", host, "--csv", table)
     assert done.returncode == 0, done.stderr
     with open(table, newline="") as f:
         measured = list(csv.DictReader(f))
@@ -65,7 +67,8 @@ def test_every_pattern_is_measured_into_the_csv(needs_gpu, tmp_path):
     assert len(measured) == len(patterns)
     for r in measured:
         assert int(r["matrix_bytes"]) == 16 << 20 and int(r["pitch"]) == 65536
-        assert float(r["ms"]) > 0 and float(r["gbs"]) > 0
+        assert float(r["ms"]) > 0 and float(r["gbs"]) > 0 and float(r["first_ms"]) > 0
+        assert r["host"] == host
         directions = (r["up"] != "-") + (r["down"] != "-")
         assert abs(float(r["gbs"]) - directions * (16 << 20) / (float(r["ms"]) * 1e6)) < 0.01 + \
             0.001 * float(r["gbs"])

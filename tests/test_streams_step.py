@@ -71,7 +71,14 @@ BAD_INPUT = [
     (["--pieces", "2.5"], "--pieces must be a positive whole number"),
     (["--device-mem", "2G"], "--device-mem must be a positive whole number, got '2G'"),
     (["--device-mem", ""], "--device-mem must be a positive whole number"),
-    (["--host-memory", "locked"], "--host-memory must be pinned or pageable, got 'locked'"),
+    (["--host-memory", "locked"], "--host-memory must be pinned, huge or pageable, got 'locked'"),
+    (["--ramp", "9"], "--ramp must be a whole number from 0 to 8, got '9'"),
+    (["--ramp", "-1"], "--ramp must be a whole number from 0 to 8, got '-1'"),
+    (["--ramp", "x"], "--ramp must be a whole number from 0 to 8, got 'x'"),
+    (["--pieces", "1", "--ramp", "1"], "--ramp 1 needs at least 2 bands (a first and a last)"),
+    (["--pieces", "7", "--ramp", "1"], "--ramp 1 needs equal bands, and 64 rows do not divide into 7"),
+    (["--pieces", "32", "--ramp", "2"], "--ramp 2 needs bands of at least 2^2 rows, not 2"),
+    (["--piece-cols", "2", "--ramp", "1"], "--ramp 1 needs bands of whole rows (not --piece-cols)"),
     (["--down", "dma"], "--down must be kernel or copy-engine, got 'dma'"),
     (["--down", "kernel", "--host-memory", "pageable"], "--down kernel needs pinned host memory"),
     (["--piece-cols", "0"], "--piece-cols must be at least 1, got '0'"),
@@ -109,15 +116,25 @@ def test_bad_input_exits_2_with_its_message_before_looking_for_a_gpu(arguments, 
     # Bands where the tiles would be too few to fill the pipeline (8 here), or the way down or
     # the pieces are named: 2 GiB needs 97 bands or more; 128 of 512 rows keep every band's
     # segments on 16 bytes (97 of 675-676 rows did not).
-    (["32768", "32768", "--device-mem", "2147483648"], "64 pieces of 512 rows over 3 streams"),
+    (["32768", "32768", "--device-mem", "2147483648"], "70 pieces of 64-512 rows over 3 streams"),
     (["65536", "131072", "--device-mem", "2147483648", "--down", "kernel"],
-     "128 pieces of 512 rows over 3 streams, 1610612736 bytes"),
+     "134 pieces of 64-512 rows over 3 streams, 1610612736 bytes"),
     (["65536", "131072", "--device-mem", "2147483648", "--pieces", "128"],
      "128 pieces of 512 rows over 3 streams"),
-    # The defaults the lab text's measurements used are unchanged.
-    (["16384", "16384"], "64 pieces of 256 rows over 3 streams"),
-    (["8192", "8192", "--dtype", "float64"], "64 pieces of 128 rows"),
-    (["8192", "8192"], "32 pieces of 256 rows"),
+    # The defaults: equal bands, the first and the last cut in halves three times (--ramp 3)...
+    (["16384", "16384"], "70 pieces of 32-256 rows over 3 streams"),
+    (["8192", "8192", "--dtype", "float64"], "70 pieces of 16-128 rows"),
+    (["8192", "8192"], "38 pieces of 32-256 rows"),
+    (["8192", "8192", "--dtype", "uint8"], "14 pieces of 128-1024 rows"),
+    # ...the cuts the lab text measured before the ramp (session 6 and before)...
+    (["16384", "16384", "--ramp", "0"], "64 pieces of 256 rows over 3 streams"),
+    (["8192", "8192", "--dtype", "float64", "--ramp", "0"], "64 pieces of 128 rows"),
+    (["8192", "8192", "--ramp", "0"], "32 pieces of 256 rows"),
+    # ...no ramp where the pieces are named or too few, a ramp where asked.
+    (["16384", "16384", "--pieces", "32"], "32 pieces of 512 rows over 3 streams"),
+    (["1024", "1024", "--pieces", "4"], "4 pieces of 256 rows over 3 streams"),
+    (["16384", "16384", "--pieces", "32", "--ramp", "2"], "36 pieces of 128-512 rows"),
+    (["64", "64", "--pieces", "4", "--ramp", "4"], "12 pieces of 1-16 rows"),
     (["8191", "8193", "--dtype", "float16"], "15 pieces of 546-547 rows"),  # no divisor: as it was
     # The way down: the SMs where their words are 8 bytes or wider, else 2D copies.
     (["16384", "16384"], "down by the SMs (the SMs would write 16-byte words)"),
@@ -154,7 +171,7 @@ def test_help_lists_the_pipeline_options():
     done = run(STEP, "--help")
     assert done.returncode == 0 and done.stdout.startswith("usage:")
     for flag in ("--streams", "--pieces", "--piece-cols", "--device-mem", "--host-memory",
-                 "--timeline"):
+                 "--timeline", "--ramp"):
         assert flag in done.stdout
 
 
@@ -305,9 +322,39 @@ def test_the_timeline_of_tiles_covers_the_matrix_once(needs_gpu, tmp_path):
     assert [int(e["first_col"]) for e in entries] == sorted(int(e["first_col"]) for e in entries)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_ramp_is_exact_for_every_type(dtype, needs_gpu, tmp_path):
+    _, measured = run_pipeline(tmp_path, 1024, 1001, "--pieces", 4, "--ramp", 3, dtype=dtype)
+    assert pieces_in(measured["pipeline"])[1] == 4 + 2 * 3
+
+
+@pytest.mark.parametrize("rows,cols,pieces,ramp,streams", [
+    (1024, 999, 8, 3, 3), (2048, 1025, 16, 1, 2), (64, 4111, 4, 4, 3), (96, 7, 3, 5, 1)],
+    ids=lambda v: str(v))
+def test_the_ramp_halves_the_first_and_last_band(rows, cols, pieces, ramp, streams, needs_gpu,
+                                                  tmp_path):
+    timeline = tmp_path / "timeline.csv"
+    run_pipeline(tmp_path, rows, cols, "--pieces", pieces, "--ramp", ramp, "--streams", streams,
+                 "--timeline", timeline)
+    got = [int(e["rows"]) for e in read_rows(timeline)]
+    band = rows // pieces
+    head = [band >> ramp] + [band >> (ramp - k) for k in range(1, ramp + 1)]
+    assert got == head + [band] * (pieces - 2) + head[::-1]
+    assert [int(e["first_row"]) for e in read_rows(timeline)] == \
+        [sum(got[:p]) for p in range(len(got))]
+
+
 def test_pageable_host_memory_is_exact_and_reported(needs_gpu, tmp_path):
     _, measured = run_pipeline(tmp_path, 2049, 1025, "--host-memory", "pageable", "--pieces", 4)
     assert "pageable" in measured and "pipeline" not in measured
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "complex128"])
+def test_host_memory_on_huge_pages_is_exact_and_reported(dtype, needs_gpu, tmp_path):
+    for down in ("kernel", "copy-engine"):
+        done, measured = run_pipeline(tmp_path, 2049, 1025, "--host-memory", "huge", "--down",
+                                      down, "--pieces", 4, dtype=dtype)
+        assert "host     pinned on 2 MiB pages (" in done.stdout, done.stdout
 
 
 def test_the_timeline_has_every_piece_in_order_and_can_be_drawn(needs_gpu, tmp_path):

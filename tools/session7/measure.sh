@@ -8,6 +8,8 @@
 #              64 KiB apart) then 16 GiB (rows 256 KiB apart)
 #   v8huge     CUDA.v8_streams at 16384^2 float32 and 8192^2 float64, --host-memory pinned and
 #              huge alternating, HUGE_ROUNDS processes each
+#   ramp       CUDA.v8_streams at 16384^2 float32 and 8192^2 float64, each of RAMP_VARIANTS (the
+#              default, --ramp 0, ...) in turn, RAMP_ROUNDS rounds; the default's timeline once
 #   v8tests    tests/test_streams_step.py and tests/test_bus_probe.py, eight at once
 #   v8sanitize make sanitize SANITIZE_STEPS=CUDA.v8_streams (memcheck and racecheck)
 #   fulltests  make test's suite on this GPU, eight tests at once
@@ -41,11 +43,26 @@ v8huge() {
       for host in pinned huge; do
         local tag="v8huge_$1_$2_${host}_$round"
         timeout 60 CUDA.v8_streams/transpose $1 $1 --dtype $2 --host-memory $host ${V8_ARGS:-} --csv $R/v8huge_$host.csv > $R/$tag.log 2>&1
-        echo "$1^2 $2 $host rc=$? $(grep -E '^  pipeline' $R/$tag.log | awk '{print $(NF-4), "ms", $(NF-2)}') ceiling $(grep -E '^  copy ' $R/$tag.log | awk '{print $(NF-4)}') serial $(grep -E '^  serial' $R/$tag.log | awk '{print $(NF-4)}') $(grep -o 'GiB) of this process on huge' $R/$tag.log)"
+        echo "$1^2 $2 $host rc=$? $(grep -E '^  pipeline' $R/$tag.log | awk '{print $(NF-4), "ms", $(NF-2)}') ceiling $(grep -E '^  copy ' $R/$tag.log | awk '{print $(NF-4)}') serial $(grep -E '^  serial +1 stream' $R/$tag.log | awk '{print $(NF-4)}') $(grep -o 'GiB) of this process on huge' $R/$tag.log)"
       done
     done
   done
   grep -h "^host" $R/v8huge_*_1.log | sort -u
+}
+RAMP_VARIANTS=${RAMP_VARIANTS:-"default|--ramp 0"}
+ramp() {
+  for c in "16384 float32" "8192 float64"; do set -- $c
+    timeout 60 CUDA.v8_streams/transpose $1 $1 --dtype $2 --csv $R/ramp_timeline_runs.csv --timeline $R/timeline_$1_$2_default.csv > $R/ramp_timeline_$1_$2.log 2>&1
+    echo "$1^2 $2 default with timeline rc=$?"
+    for round in $(seq ${RAMP_ROUNDS:-3}); do
+      local IFS='|'; for variant in $RAMP_VARIANTS; do IFS=' '
+        local args=$variant; [ "$variant" = default ] && args=""
+        local tag="ramp_$1_$2_$(echo x $args | tr ' ' '_')_$round"
+        timeout 60 CUDA.v8_streams/transpose $1 $1 --dtype $2 $args --csv $R/ramp.csv > $R/$tag.log 2>&1
+        echo "$1^2 $2 ${variant} rc=$? $(grep -E '^  pipeline' $R/$tag.log | awk '{print $(NF-4), "ms", $(NF-2)}') ceiling $(grep -E '^  copy ' $R/$tag.log | awk '{print $(NF-4)}') serial $(grep -E '^  serial +1 stream' $R/$tag.log | awk '{print $(NF-4)}')"
+      done
+    done
+  done
 }
 v8tests() {
   timeout $(( $(left) - 10 )) python3 -m pytest -q -rs -n 8 tests/test_streams_step.py tests/test_bus_probe.py > $R/test_streams.log 2>&1
