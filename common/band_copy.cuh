@@ -19,19 +19,28 @@ namespace band_copy_detail {
 
 constexpr std::size_t kWidestWord = 16;
 constexpr int kMaxThreads = 256;
+// A block has at least this many threads: rows narrower than that many words are copied several
+// at a time, so that a narrow band keeps as many stores in flight as a band of rows of 1 KiB (a
+// ramp's 32-row float32 pieces, 128-byte rows, were written down at a tenth of the bus otherwise).
+constexpr int kMinThreads = 64;
 
 struct alignas(16) Word16 {
   unsigned int x[4];
 };
 
-// Block b copies rows b, b + gridDim.x, ...; its threads stride along one row in words of V.
+// A block's threads form groups of `lanes` (dividing blockDim.x), one row per
+// group; block b's groups take rows b * groups ..., then the next grid's worth. A group strides
+// along its row in words of V.
 template <class V>
 __global__ void copy_band_rows(const V* from, std::int64_t from_pitch_words, V* to,
-                               std::int64_t to_pitch_words, int row_words, std::int64_t rows) {
-  for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+                               std::int64_t to_pitch_words, int row_words, std::int64_t rows,
+                               int lanes) {
+  const int groups = blockDim.x / lanes, lane = threadIdx.x % lanes;
+  for (std::int64_t r = std::int64_t{blockIdx.x} * groups + threadIdx.x / lanes; r < rows;
+       r += std::int64_t{gridDim.x} * groups) {
     const V* source = from + r * from_pitch_words;
     V* target = to + r * to_pitch_words;
-    for (int j = threadIdx.x; j < row_words; j += blockDim.x) target[j] = source[j];
+    for (int j = lane; j < row_words; j += lanes) target[j] = source[j];
   }
 }
 
@@ -56,14 +65,20 @@ inline std::int64_t copy_rows(const void* from, std::size_t from_pitch, void* to
                               int blocks, cudaStream_t stream) {
   using namespace band_copy_detail;
   if (rows == 0 || width == 0) return 0;
-  const int grid = static_cast<int>(std::min<std::int64_t>(blocks, rows));
   auto launch = [&](auto word) {
     using V = decltype(word);
-    const int words = static_cast<int>(width / sizeof(V));
-    const int threads = std::clamp((words + 31) / 32 * 32, 32, kMaxThreads);
+    const int words = static_cast<int>(std::min<std::size_t>(width / sizeof(V), 1 << 30));
+    // Threads per row: whole warps up to kMaxThreads for rows of a warp's words or more; below,
+    // the power of two that covers the row, so that groups of rows fill kMinThreads.
+    int lanes = std::min((words + 31) / 32 * 32, kMaxThreads);
+    if (words < 32)
+      for (lanes = 1; lanes < words;) lanes *= 2;
+    const int threads = std::max(lanes, kMinThreads), groups = threads / lanes;
+    const int grid = static_cast<int>(std::min<std::int64_t>(blocks, (rows + groups - 1) / groups));
     copy_band_rows<<<grid, threads, 0, stream>>>(
         static_cast<const V*>(from), static_cast<std::int64_t>(from_pitch / sizeof(V)),
-        static_cast<V*>(to), static_cast<std::int64_t>(to_pitch / sizeof(V)), words, rows);
+        static_cast<V*>(to), static_cast<std::int64_t>(to_pitch / sizeof(V)), words, rows,
+        lanes);
     return std::int64_t{grid} * threads;
   };
   switch (band_copy_word_bytes(from, from_pitch, to, to_pitch, width)) {

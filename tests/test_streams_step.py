@@ -338,7 +338,7 @@ def test_the_ramp_halves_the_first_and_last_band(rows, cols, pieces, ramp, strea
                  "--timeline", timeline)
     got = [int(e["rows"]) for e in read_rows(timeline)]
     band = rows // pieces
-    head = [band >> ramp] + [band >> (ramp - k) for k in range(1, ramp + 1)]
+    head = [band >> ramp] + [band >> (ramp - k + 1) for k in range(1, ramp + 1)]
     assert got == head + [band] * (pieces - 2) + head[::-1]
     assert [int(e["first_row"]) for e in read_rows(timeline)] == \
         [sum(got[:p]) for p in range(len(got))]

@@ -54,18 +54,19 @@ ramp() {
   for c in "16384 float32" "8192 float64"; do set -- $c
     timeout 60 CUDA.v8_streams/transpose $1 $1 --dtype $2 --csv $R/ramp_timeline_runs.csv --timeline $R/timeline_$1_$2_default.csv > $R/ramp_timeline_$1_$2.log 2>&1
     echo "$1^2 $2 default with timeline rc=$?"
+    local variants; IFS='|' read -ra variants <<< "$RAMP_VARIANTS"
     for round in $(seq ${RAMP_ROUNDS:-3}); do
-      local IFS='|'; for variant in $RAMP_VARIANTS; do IFS=' '
+      for variant in "${variants[@]}"; do
         local args=$variant; [ "$variant" = default ] && args=""
         local tag="ramp_$1_$2_$(echo x $args | tr ' ' '_')_$round"
         timeout 60 CUDA.v8_streams/transpose $1 $1 --dtype $2 $args --csv $R/ramp.csv > $R/$tag.log 2>&1
-        echo "$1^2 $2 ${variant} rc=$? $(grep -E '^  pipeline' $R/$tag.log | awk '{print $(NF-4), "ms", $(NF-2)}') ceiling $(grep -E '^  copy ' $R/$tag.log | awk '{print $(NF-4)}') serial $(grep -E '^  serial +1 stream' $R/$tag.log | awk '{print $(NF-4)}')"
+        echo "$1^2 $2 ${variant} rc=$? $(grep -E '^  pipeline' $R/$tag.log | awk '{print $(NF-4), "ms", $(NF-2)}') ceiling $(grep -E '^  copy ' $R/$tag.log | awk '{print $(NF-4)}') serial $(grep -E '^  serial +1 stream' $R/$tag.log | awk '{print $(NF-4)}') $(grep -o 'serial end to end: [0-9.]*x' $R/$tag.log)"
       done
     done
   done
 }
 v8tests() {
-  timeout $(( $(left) - 10 )) python3 -m pytest -q -rs -n 8 tests/test_streams_step.py tests/test_bus_probe.py > $R/test_streams.log 2>&1
+  timeout $(( $(left) - 10 )) python3 -m pytest -q -rs -n 8 tests/test_streams_step.py tests/test_bus_probe.py ${V8TESTS_MORE:-} > $R/test_streams.log 2>&1
   echo "v8tests rc=$?"; tail -3 $R/test_streams.log; grep -E "^(FAILED|ERROR)" $R/test_streams.log | head
 }
 v8sanitize() {
