@@ -49,12 +49,6 @@ constexpr std::size_t kDownWordBytes = 16;  // the widest word the way down writ
 // docs/results/session3/narrow/streams.csv; float32, 4-byte words, 57.0% and 60.9% against 66.0%,
 // docs/results/session4/v8auto.csv). 16-byte words: the SMs by far (87.4% against 34.1%).
 constexpr std::size_t kNarrowestKernelWord = 8;
-// Filling the pipeline waits for the first piece to go up, draining it for the last to come down,
-// each with the other direction idle: about one piece's time each. By default the first and the
-// last band are cut kDefaultRamp times in halves (1/8, 1/8, 1/4, 1/2 of a band), where the default
-// cut has at least kMinRampBands equal bands whose eighths still end on 16 bytes.
-constexpr int kDefaultRamp = 3;
-constexpr int kMinRampBands = 8;
 
 // ---- How the matrix is cut (host only) ----
 // The widest word (kDownWordBytes, 8, 4, 2 or 1 bytes) that a band's row segments start and end
@@ -186,17 +180,13 @@ PiecePlan plan_pieces(const PipelineRequest& request, std::string* why) {
            std::to_string(std::numeric_limits<int>::max()) + ")";
     return {};
   }
-  // The ramp: asked for, or the default where the default cut allows it.
-  int ramp = request.ramp;
+  // The ramp, only where asked for: filling and draining the pipeline take about one piece's time
+  // each, and a ramp cuts the first and the last band into smaller pieces; but the SMs' writes
+  // down cost about as much for a piece of 32 rows as for one of 256 where the output spans 1 GiB
+  // (README, session 7), so by default the bands stay equal.
+  const int ramp = request.ramp;
   const std::int64_t band = rows / pieces;
-  if (ramp < 0) {
-    const bool aligned = rows % pieces == 0 &&
-                         (band >> kDefaultRamp) * request.elem_bytes % kDownWordBytes == 0 &&
-                         (band >> kDefaultRamp) << kDefaultRamp == band;
-    ramp = request.pieces == 0 && col_ranges == 1 && pieces >= kMinRampBands && aligned
-               ? kDefaultRamp
-               : 0;
-  } else if (ramp > 0) {
+  if (ramp > 0) {
     std::string wrong;
     if (col_ranges != 1)
       wrong = "bands of whole rows (not --piece-cols)";

@@ -77,8 +77,7 @@ inline std::int64_t copy_rows(const void* from, std::size_t from_pitch, void* to
     const int grid = static_cast<int>(std::min<std::int64_t>(blocks, (rows + groups - 1) / groups));
     copy_band_rows<<<grid, threads, 0, stream>>>(
         static_cast<const V*>(from), static_cast<std::int64_t>(from_pitch / sizeof(V)),
-        static_cast<V*>(to), static_cast<std::int64_t>(to_pitch / sizeof(V)), words, rows,
-        lanes);
+        static_cast<V*>(to), static_cast<std::int64_t>(to_pitch / sizeof(V)), words, rows, lanes);
     return std::int64_t{grid} * threads;
   };
   switch (band_copy_word_bytes(from, from_pitch, to, to_pitch, width)) {

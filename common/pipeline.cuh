@@ -40,7 +40,7 @@ struct PipelineRequest {
   DownPath down = DownPath::kAuto;  // --down kernel|copy-engine (pageable: the copy engine)
   int down_blocks = 0;              // --down-blocks B: the grid of the kernel that writes down
   int col_ranges = 0;               // --piece-cols M: ranges of columns each band is cut into
-  int ramp = -1;                    // --ramp R (-1: the step chooses)
+  int ramp = 0;                     // --ramp R: the first and last band cut R times in halves
 };
 
 // How the matrix is cut: band b holds input rows [first_row(b), first_row(b + 1)), bands that
@@ -59,7 +59,7 @@ struct PiecePlan {
   int col_ranges = 1;
   int ramp = 0;  // R; then rows divide into pieces - 2R bands and a band into 2^R
   DownPath down = DownPath::kKernel;
-  int down_blocks = 0;  // 0: the step's default
+  int down_blocks = 0;                                                   // 0: the step's default
   std::int64_t band_rows() const { return rows / (pieces - 2 * ramp); }  // S, with a ramp
   std::int64_t first_row(int piece) const {
     if (ramp == 0) return std::int64_t{piece} * rows / pieces;  // 64-bit: rows * pieces > 2^31

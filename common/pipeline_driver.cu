@@ -51,8 +51,8 @@ const char* const kPipelineUsage =
     "  --piece-cols M     cut every band into M ranges of columns, 1..COLS (default 1): tiles,\n"
     "                     whose output touches only an M-th of the output rows\n"
     "  --ramp R           cut the first and the last band R times in halves, so that the pipeline\n"
-    "                     fills and drains with smaller pieces (0..8; default 3 where the bands\n"
-    "                     are equal and their eighths end on 16 bytes, else 0)\n"
+    "                     fills and drains with smaller pieces (0..8, default 0; needs equal "
+    "bands)\n"
     "  --device-mem BYTES device memory the pipeline may use (default 2 GiB or a quarter of the\n"
     "                     free memory, the smaller)\n"
     "  --host-memory M    pinned (default; the driver's pages), huge (pinned on 2 MiB pages) or\n"
@@ -71,7 +71,7 @@ struct PipelineOptions {
   int streams = 0;             // 0: the step's default
   int pieces = 0;              // 0: the step's default
   int col_ranges = 0;          // 0: the step's default (whole rows)
-  int ramp = -1;               // -1: the step's default
+  int ramp = 0;                // 0: equal bands
   std::size_t device_mem = 0;  // 0: the default
   bool pageable = false;
   lab::PinnedPages pages = lab::PinnedPages::kDriver;
@@ -424,14 +424,13 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
       "device   " + std::string(properties.name) + ", " +
           std::to_string(properties.asyncEngineCount) + " copy engines",
       lab::matrix_line(rows, cols, dtype.name, dtype.bytes, options.reps, "runs"),
-      std::string("host     ") + (pipeline.pageable
-                                      ? "pageable (malloc): the driver stages every copy through "
-                                        "pinned buffers of its own"
-                                  : pipeline.pages == lab::PinnedPages::kHuge
-                                      ? "pinned on 2 MiB pages (" +
-                                            lab::format_bytes(lab::huge_page_bytes()) +
-                                            " of this process on huge pages)"
-                                      : "pinned (cudaMallocHost)"),
+      std::string("host     ") +
+          (pipeline.pageable ? "pageable (malloc): the driver stages every copy through "
+                               "pinned buffers of its own"
+           : pipeline.pages == lab::PinnedPages::kHuge
+               ? "pinned on 2 MiB pages (" + lab::format_bytes(lab::huge_page_bytes()) +
+                     " of this process on huge pages)"
+               : "pinned (cudaMallocHost)"),
       std::string("down     ") + (plan.down == lab::DownPath::kKernel
                                       ? "the SMs write each piece's output into host memory"
                                       : "one strided 2D copy per piece, by the copy engine"),

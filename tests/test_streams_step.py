@@ -116,21 +116,22 @@ def test_bad_input_exits_2_with_its_message_before_looking_for_a_gpu(arguments, 
     # Bands where the tiles would be too few to fill the pipeline (8 here), or the way down or
     # the pieces are named: 2 GiB needs 97 bands or more; 128 of 512 rows keep every band's
     # segments on 16 bytes (97 of 675-676 rows did not).
-    (["32768", "32768", "--device-mem", "2147483648"], "70 pieces of 64-512 rows over 3 streams"),
+    (["32768", "32768", "--device-mem", "2147483648"], "64 pieces of 512 rows over 3 streams"),
     (["65536", "131072", "--device-mem", "2147483648", "--down", "kernel"],
+     "128 pieces of 512 rows over 3 streams, 1610612736 bytes"),
+    # A ramp asks for bands, even out of core.
+    (["65536", "131072", "--device-mem", "2147483648", "--ramp", "3"],
      "134 pieces of 64-512 rows over 3 streams, 1610612736 bytes"),
     (["65536", "131072", "--device-mem", "2147483648", "--pieces", "128"],
      "128 pieces of 512 rows over 3 streams"),
-    # The defaults: equal bands, the first and the last cut in halves three times (--ramp 3)...
-    (["16384", "16384"], "70 pieces of 32-256 rows over 3 streams"),
-    (["8192", "8192", "--dtype", "float64"], "70 pieces of 16-128 rows"),
-    (["8192", "8192"], "38 pieces of 32-256 rows"),
-    (["8192", "8192", "--dtype", "uint8"], "14 pieces of 128-1024 rows"),
-    # ...the cuts the lab text measured before the ramp (session 6 and before)...
-    (["16384", "16384", "--ramp", "0"], "64 pieces of 256 rows over 3 streams"),
-    (["8192", "8192", "--dtype", "float64", "--ramp", "0"], "64 pieces of 128 rows"),
+    # The defaults the lab text's measurements used are unchanged: equal bands, no ramp.
+    (["16384", "16384"], "64 pieces of 256 rows over 3 streams"),
+    (["8192", "8192", "--dtype", "float64"], "64 pieces of 128 rows"),
+    (["8192", "8192"], "32 pieces of 256 rows"),
     (["8192", "8192", "--ramp", "0"], "32 pieces of 256 rows"),
-    # ...no ramp where the pieces are named or too few, a ramp where asked.
+    # A ramp where asked: the first and last band cut in halves R times.
+    (["16384", "16384", "--ramp", "3"], "70 pieces of 32-256 rows over 3 streams"),
+    (["8192", "8192", "--dtype", "float64", "--ramp", "3"], "70 pieces of 16-128 rows"),
     (["16384", "16384", "--pieces", "32"], "32 pieces of 512 rows over 3 streams"),
     (["1024", "1024", "--pieces", "4"], "4 pieces of 256 rows over 3 streams"),
     (["16384", "16384", "--pieces", "32", "--ramp", "2"], "36 pieces of 128-512 rows"),

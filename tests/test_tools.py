@@ -526,9 +526,11 @@ def test_sanitize_runs_every_supported_type_and_both_ways_down_for_a_pipeline(tm
     runs = tool.runs_of("CUDA.cublas", tool.grader.ALL_DTYPES)
     assert {dtype for _, dtype, _, _ in runs} == {"float32", "float64", "complex64", "complex128"}
     pipeline = tool.runs_of("CUDA.v8_streams", ["uint8"])
-    assert len(pipeline) == 2 * len(tool.SHAPES)
+    assert len(pipeline) == 2 * len(tool.SHAPES) + 1
     assert {tuple(extra[-2:]) for _, _, _, extra in pipeline} == {
         ("--down", "kernel"), ("--down", "copy-engine")}
+    assert [extra[extra.index("--ramp") + 1] for _, _, _, extra in pipeline
+            if "--ramp" in extra] == ["6"]
     fake = tmp_path / "compute-sanitizer"
     fake.write_text('#!/bin/sh\nwhile [ "$1" != "${1#--}" ]; do shift 2; done\nexec "$@"\n')
     fake.chmod(0o755)

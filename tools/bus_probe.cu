@@ -181,8 +181,9 @@ int main(int argc, char** argv) {
       s.one_stream = true;
       continue;
     }
-    static const std::string kValued[] = {"--gib",       "--mib",  "--pitch", "--widths", "--blocks",
-                                          "--copy-rows", "--host", "--reps",  "--csv"};
+    static const std::string kValued[] = {"--gib",    "--mib",    "--pitch",
+                                          "--widths", "--blocks", "--copy-rows",
+                                          "--host",   "--reps",   "--csv"};
     if (std::find(std::begin(kValued), std::end(kValued), flag) == std::end(kValued))
       usage("unknown option " + flag);
     if (i + 1 >= argc) usage(flag + " wants a value");
@@ -254,8 +255,8 @@ int main(int argc, char** argv) {
   std::printf(
       "%s: %.2f GiB in pinned host memory (%s pages; %.2f GiB of this process on huge pages), "
       "rows %zu bytes apart, median of %d passes\n",
-      prop.name, s.bytes / double(1 << 30), host, lab::huge_page_bytes() / double(1 << 30),
-      s.pitch, s.reps);
+      prop.name, s.bytes / double(1 << 30), host, lab::huge_page_bytes() / double(1 << 30), s.pitch,
+      s.reps);
   std::printf("%-8s %-14s %10s %8s %10s\n", "width", "up/down", "ms", "GB/s", "first ms");
   auto report = [&](std::size_t width, const Pattern& p) {
     const Timing t = time_pattern(s, p, width, b, origin, up, s.one_stream ? up : down);

@@ -6,7 +6,8 @@ small ragged shapes: `make sanitize [SANITIZE_STEPS=...] [SANITIZE_DTYPES=...]`.
 The grader runs the same checks on float32 only (its sanitizer lines); this runs them on every
 type, where each type takes another path through a kernel (v7: the packed kernel, the realigning
 one for 1- and 2-byte elements, the element one for the rest). A host pipeline (CUDA.v8_streams)
-runs each shape both ways down, in pieces that do not divide the rows, over three streams.
+runs each shape both ways down, in pieces that do not divide the rows, over three streams, and
+one more shape in a ramp down to pieces of 4 rows, from host memory pinned on huge pages.
 One line per run, PASS or FAIL; the runs are independent programs, so --jobs of them share the
 GPU at once. Exit 0 when all passed, 1 when one failed, 2 for a bad command line, 77 (one line)
 without a GPU or without compute-sanitizer.
@@ -24,6 +25,9 @@ ROOT = grader.ROOT
 SHAPES = grader.SANITIZER_SHAPES + [(37, 4111), (1025, 513)]
 PIPELINE_WAYS = (["--streams", "3", "--pieces", "5", "--down", "kernel"],
                  ["--streams", "3", "--pieces", "5", "--down", "copy-engine"])
+# The ramp's pieces of 4 rows take band_copy's path for rows narrower than a warp's words.
+RAMP_RUN = ((1024, 999), ["--streams", "3", "--pieces", "4", "--ramp", "6", "--host-memory", "huge",
+                          "--down", "kernel"])
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = (grader.EXIT_OK, grader.EXIT_FAILED,
                                                   grader.EXIT_USAGE, grader.EXIT_SKIPPED)
 
@@ -41,8 +45,11 @@ def runs_of(step, dtypes):
         raise grader.UsageError(f"{step} runs on the CPU: compute-sanitizer has nothing to check")
     supported = grader.make_variable(ROOT / step, "STEP_DTYPES")
     ways = PIPELINE_WAYS if kind == "host_pipeline" else ([],)
+    shapes_ways = [(shape, way) for shape in SHAPES for way in ways]
+    if kind == "host_pipeline":
+        shapes_ways.append(RAMP_RUN)
     return [(program, dtype, shape, way + grader.variant_arguments(program))
-            for dtype in dtypes if dtype in supported for shape in SHAPES for way in ways]
+            for dtype in dtypes if dtype in supported for shape, way in shapes_ways]
 
 
 def check(tool_path, tool, run):
