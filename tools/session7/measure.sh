@@ -76,7 +76,7 @@ v8sanitize() {
 fulltests() {
   make -j16 all tests-build build/bus_probe > $R/build_all.log 2>&1 || { echo "build failed"; tail -20 $R/build_all.log; return; }
   echo "built all ($((SECONDS - t0)) s)"
-  timeout $(( $(left) - 15 )) python3 -m pytest -q -rs -n 12 tests ${FULLTESTS_ARGS:-} > $R/make_test_gpu.log 2>&1
+  timeout $(( $(left) - 15 )) python3 -m pytest -q -rs -n ${FULLTESTS_JOBS:-12} ${FULLTESTS_PATHS:-tests} ${FULLTESTS_ARGS:-} > $R/make_test_gpu.log 2>&1
   echo "fulltests rc=$?"; tail -2 $R/make_test_gpu.log; grep -E "^(FAILED|ERROR)" $R/make_test_gpu.log | head -20
   grep -c "^SKIPPED" $R/make_test_gpu.log
 }
