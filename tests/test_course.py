@@ -303,6 +303,12 @@ def test_each_planted_bug_fails_check_for_its_reason(bug, needs_gpu, tmp_path):
     speed = [c for c in checks if c["category"] == "speed"]
     if bug == "unpadded_tile" and speed and speed[0]["verdict"] == "INFO":
         pytest.skip(f"{bug}: {speed[0]['detail']}")
+    # The overflow shows only on the largest shape; where other runs hold the GPU's memory (tests
+    # in parallel), the grader skips that shape and says why, and nothing is decided here.
+    memory = [c for c in checks if c["category"] == reasons[0][0] and c["verdict"] == "SKIP"
+              and c["name"].startswith(reasons[0][1]) and "not enough memory" in c["detail"]]
+    if memory:
+        pytest.skip(f"{bug}: the grader skipped {memory[0]['name']}: {memory[0]['detail']}")
     assert done.returncode == 1, done.stdout
     fails = failed(checks)
     for category, prefix in reasons:
