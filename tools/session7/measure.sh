@@ -14,6 +14,8 @@
 #   v8sanitize make sanitize SANITIZE_STEPS=CUDA.v8_streams (memcheck and racecheck)
 #   fulltests  make test's suite on this GPU, eight tests at once
 #   streams    make streams (both targets' cases; the CPU beside them)
+#   oochuge    65536 x 131072 float32 through 2 GiB (make out-of-core's run), --host-memory pinned
+#              then huge
 #   ooc        make out-of-core (65536 x 131072 float32 through 2 GiB)
 source "$(dirname "$0")/../device_call.sh"
 export OMP_PROC_BIND=close OMP_PLACES=cores
@@ -83,6 +85,13 @@ fulltests() {
 streams() {
   timeout $(( $(left) - 10 )) make streams RESULTS=$R/streams > $R/make_streams.log 2>&1
   echo "streams rc=$?"; tail -14 $R/make_streams.log
+}
+oochuge() {
+  for host in pinned huge; do
+    [ $(left) -lt 150 ] && { echo "oochuge $host skipped: $(left) s left"; continue; }
+    timeout $(( $(left) - 10 )) CUDA.v8_streams/transpose 65536 131072 --device-mem 2147483648 --reps 3 --host-memory $host --csv $R/oochuge.csv > $R/oochuge_$host.log 2>&1
+    echo "ooc $host rc=$? ($((SECONDS - t0)) s)"; grep -E "^  (host|pipeline|serial|copy) |speedup" $R/oochuge_$host.log
+  done
 }
 ooc() {
   timeout $(( $(left) - 10 )) make out-of-core RESULTS=$R/ooc > $R/make_ooc.log 2>&1
