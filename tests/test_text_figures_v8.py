@@ -143,7 +143,7 @@ def v8_text():
     quotes += [
         f"the step reaches {span(h200_p, '{:.1f}')}% and {span(h200_x, '{:.2f}')}x; on the H100 "
         f"{span(h100_p, '{:.1f}')}% and {span(h100_x, '{:.2f}')}x",
-        f"the\nbus ceiling itself is only {bound:.2f}x the serial round trip",
+        f"the\nbus ceiling itself was only {bound:.2f}x the serial round trip",
         f"Out of core, on the H200: {float(ooc['pct_of_ceiling']):.1f}%",
         f"({min(ceilings):.1f} to {max(ceilings):.1f}\nGB/s in the same call)",
         f"{pct['H200']['16384', 'float32', 'copy-engine-down']:.1f}% of the ceiling at 16384 x "
