@@ -181,9 +181,9 @@ PiecePlan plan_pieces(const PipelineRequest& request, std::string* why) {
     return {};
   }
   // The ramp, only where asked for: filling and draining the pipeline take about one piece's time
-  // each, and a ramp cuts the first and the last band into smaller pieces; but the SMs' writes
-  // down cost about as much for a piece of 32 rows as for one of 256 where the output spans 1 GiB
-  // (README, session 7), so by default the bands stay equal.
+  // each, and a ramp cuts the first and the last band into smaller pieces; but where the output
+  // spans 1 GiB the SMs took nearly as long to write a piece of 32 rows down as one of 256, and
+  // the ramp measured slower on both GPUs (README, session 7), so by default the bands stay equal.
   const int ramp = request.ramp;
   const std::int64_t band = rows / pieces;
   if (ramp > 0) {

@@ -57,7 +57,7 @@ struct PiecePlan {
   int streams = 0;  // never more than the pieces
   int pieces = 0;   // bands of rows, the ramp's pieces included
   int col_ranges = 1;
-  int ramp = 0;  // R; then rows divide into pieces - 2R bands and a band into 2^R
+  int ramp = 0;  // R; then the rows divide into pieces - 2R equal bands
   DownPath down = DownPath::kKernel;
   int down_blocks = 0;                                                   // 0: the step's default
   std::int64_t band_rows() const { return rows / (pieces - 2 * ramp); }  // S, with a ramp
