@@ -7,6 +7,11 @@ from conftest import ROOT
 RESULTS = ROOT / "docs" / "results"
 
 
+def flat(text):
+    """Line breaks and runs of spaces as one space: the text may wrap a quote anywhere."""
+    return " ".join(text.split())
+
+
 def rows(name):
     with open(RESULTS / name, newline="") as f:
         return list(csv.DictReader(f))

@@ -11,13 +11,9 @@ import re
 import pytest
 
 from conftest import ROOT
-from figures import RESULTS, rows
+from figures import RESULTS, flat, rows
 
 NCU = "session4/ncu/ncu_{}.txt"
-
-
-def flat(text):
-    return " ".join(text.split())
 
 
 def ncu_sections(name):

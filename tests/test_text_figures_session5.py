@@ -10,16 +10,12 @@ import re
 import pytest
 
 from conftest import ROOT
-from figures import RESULTS, rows
+from figures import RESULTS, flat, rows
 from transpose_lab.plot_multigpu import markdown_table, multigpu_rows
 from transpose_lab.results_csv import read_results, usable_rows
 
 S5 = "session5/"
 MULTIGPU = RESULTS / S5 / "multigpu.csv"
-
-
-def flat(text):
-    return " ".join(text.split())
 
 
 def runs():

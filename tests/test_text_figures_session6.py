@@ -10,15 +10,11 @@ import re
 import pytest
 
 from conftest import ROOT
-from figures import RESULTS, rows
+from figures import RESULTS, flat, rows
 
 S6 = "session6/"
 GIB = 1 << 30
 WIDTHS = (1024, 2048, 4096, 8192, 16384, 32768)
-
-
-def flat(text):
-    return " ".join(text.split())
 
 
 def probe(name):

@@ -8,15 +8,11 @@ import statistics
 import pytest
 
 from conftest import ROOT
-from figures import rows
+from figures import flat, rows
 
 S7 = "session7/"
 GIB = 1 << 30
 MATRIX_16K_F32 = 2 * 16384 * 16384 * 4  # bytes over the bus, both ways
-
-
-def flat(text):
-    return " ".join(text.split())
 
 
 def runs(name):

@@ -22,7 +22,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import ROOT  # noqa: E402
-from figures import ms, one, pct, rows  # noqa: E402
+from figures import flat, ms, one, pct, rows  # noqa: E402
 from figures import ncu_table as read_ncu  # noqa: E402
 
 TEXT = "CUDA.v7_packed/README.md"
@@ -479,11 +479,6 @@ def quotes():
 
 
 CHECKS = quotes()
-
-
-def flat(text):
-    """Line breaks and runs of spaces as one space: the text may wrap a quote anywhere."""
-    return " ".join(text.split())
 
 
 @pytest.mark.parametrize("quote", CHECKS, ids=lambda v: v[:60])
