@@ -6,7 +6,7 @@
 //    a band of columns of the output matrix, comes down.
 // 2. The pieces go round K CUDA streams. Work on different streams may run at once: while piece p
 //    comes down, piece p + 1 is transposed and piece p + 2 goes up. The bus then carries both
-//    directions at once, which is the ceiling of this step (common/pipeline_driver.cu measures it
+//    directions at once, which is the ceiling of this step (pipeline_driver.cu measures it
 //    in the same run).
 // 3. Down is written by the SMs, not copied by a copy engine. A band of output columns is a
 //    strided target: cols rows of only `piece rows x element bytes` each. A copy engine moves such
@@ -27,7 +27,7 @@
 
 #include "../common/band_copy.cuh"
 #include "../common/cuda_check.cuh"
-#include "../common/pipeline.cuh"
+#include "pipeline.cuh"
 
 namespace lab {
 

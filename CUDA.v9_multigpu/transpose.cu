@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "../common/band_copy.cuh"
-#include "../common/distributed.cuh"
+#include "distributed.cuh"
 
 namespace lab {
 namespace {

@@ -41,7 +41,7 @@ STEP_DEFINES := -DSTEP_NAME='"$(STEP_NAME)"' -DSTEP_KIND='"$(STEP_KIND)"' \
 # The harness: written once in common/, linked into every step.
 HOST_SOURCES := cli.cpp dtype.cpp matrix.cpp host_memory.cpp report.cpp
 HOST_OBJECTS := $(addprefix $(BUILD_DIR)/,$(HOST_SOURCES:.cpp=.o))
-HEADERS := $(wildcard $(COMMON_DIR)/*.hpp $(COMMON_DIR)/*.cuh)
+HEADERS := $(wildcard $(COMMON_DIR)/*.hpp $(COMMON_DIR)/*.cuh *.cuh)
 
 .PHONY: all clean diff
 all: transpose
@@ -59,7 +59,9 @@ transpose: transpose.cpp $(COMMON_DIR)/cpu_driver.cpp $(HOST_OBJECTS) $(HEADERS)
 	  $(HOST_OBJECTS) -o $@ $(STEP_LDLIBS)
 else
 # ---- CUDA steps: transpose.cu, with the driver of their kind ----
-CUDA_DRIVER_kernel := cuda_driver.cu
+# The kernel driver serves every kernel step and lives in common/; the host-pipeline and the
+# distributed drivers are the lessons of the steps that own them and live in their folders.
+CUDA_DRIVER_kernel := $(COMMON_DIR)/cuda_driver.cu
 CUDA_DRIVER_host_pipeline := pipeline_driver.cu
 CUDA_DRIVER_distributed := distributed_driver.cu
 CUDA_DRIVER := $(CUDA_DRIVER_$(STEP_KIND))
@@ -96,7 +98,7 @@ else
 # exchange); the kernel it runs is a kernel step's launcher, linked, not copied:
 #   STEP_KERNEL := CUDA.v6_locality
 $(BUILD_DIR)/step.o: transpose.cu $(HEADERS) | $(BUILD_DIR)
-	$(NVCC) $(NVCCFLAGS) $(STEP_DEFINES) $(STEP_DRIVER_FLAGS) -c transpose.cu -o $@
+	$(NVCC) $(NVCCFLAGS) $(STEP_DEFINES) $(STEP_DRIVER_FLAGS) -I$(COMMON_DIR) -c transpose.cu -o $@
 STEP_OBJECTS := $(BUILD_DIR)/step.o
 ifneq ($(STEP_KERNEL),)
 KERNEL_DIR := $(COMMON_DIR)/../$(STEP_KERNEL)
@@ -111,8 +113,8 @@ endif
 endif
 
 # The driver holds no kernels: compiled once, not once per architecture.
-$(BUILD_DIR)/driver.o: $(COMMON_DIR)/$(CUDA_DRIVER) $(HEADERS) | $(BUILD_DIR)
-	$(NVCC) $(NVCC_HOST_FLAGS) $(STEP_DEFINES) $(STEP_DRIVER_FLAGS) -c $< -o $@
+$(BUILD_DIR)/driver.o: $(CUDA_DRIVER) $(HEADERS) | $(BUILD_DIR)
+	$(NVCC) $(NVCC_HOST_FLAGS) $(STEP_DEFINES) $(STEP_DRIVER_FLAGS) -I$(COMMON_DIR) -c $< -o $@
 
 transpose: $(STEP_OBJECTS) $(BUILD_DIR)/driver.o $(HOST_OBJECTS)
 	$(NVCC) $(NVCCFLAGS) $^ -o $@ -lgomp $(STEP_LDLIBS)

@@ -1,4 +1,4 @@
-// The interface a host_pipeline step implements (CUDA.v8_streams); common/pipeline_driver.cu owns
+// The interface a host_pipeline step implements (CUDA.v8_streams); pipeline_driver.cu owns
 // main() and does the rest (allocation of the host matrices, fills, verification, the bus and
 // serial ceilings, timing, the report, the timeline file).
 //

@@ -1,5 +1,5 @@
 // The interface between a distributed step (kind `distributed`, e.g. CUDA.v9_multigpu) and its
-// driver, common/distributed_driver.cu, which owns main(): the decomposition of the matrix into
+// driver, distributed_driver.cu, which owns main(): the decomposition of the matrix into
 // bands, one rank's buffers and streams, and the team of ranks this process drives.
 //
 // G ranks, one band each. Rank g holds input rows [g*R/G, (g+1)*R/G) (a band_rows(g) x cols

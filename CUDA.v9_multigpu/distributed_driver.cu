@@ -1,5 +1,5 @@
 // main() for distributed steps (kind `distributed`): the matrix lives in row bands over G ranks
-// and so does its transpose (common/distributed.cuh). Three ways to run, one code:
+// and so does its transpose (distributed.cuh). Three ways to run, one code:
 //   --gpus N           one process drives N visible GPUs (ncclCommInitAll); default: all of them
 //   mpirun -np N       built with MPI (LAB_WITH_MPI): one process per GPU (ncclCommInitRank)
 //   --virtual-ranks N  test mode: N ranks on one GPU, the exchange done by device copies

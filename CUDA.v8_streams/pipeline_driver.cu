@@ -1,5 +1,5 @@
 // main() for host_pipeline steps (CUDA.v8_streams): the matrix lives in host memory and the step
-// pipelines pieces of it through the GPU (common/pipeline.cuh). This driver parses the pipeline's
+// pipelines pieces of it through the GPU (pipeline.cuh). This driver parses the pipeline's
 // options, refuses bad input before looking for a GPU, allocates the host matrices (pinned, or
 // pageable to show what that costs), verifies the result of every fill bitwise on the host, then
 // times, alternately and in this one process:
