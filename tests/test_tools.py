@@ -490,7 +490,7 @@ def test_every_probe_fits_its_step_exactly_once():
     from transpose_lab import probes
     for probe in probes.PROBES:
         source = probes.probe_source(probe)
-        original = (ROOT / probe.step / "transpose.cu").read_text()
+        original = (ROOT / probe.step / probe.file).read_text()
         changed = [(a, b) for a, b in zip(original.split("\n"), source.split("\n")) if a != b]
         assert changed == [(probe.line, probe.instead)], probe.name
 

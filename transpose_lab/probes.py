@@ -38,6 +38,7 @@ class Probe:
     line: str  # as it is in the step now
     instead: str
     what: str
+    file: str = "transpose.cu"  # or another source of the step (CUDA.v7_packed/ragged.cu)
 
 
 # The probes behind CUDA.v7_packed's constants for shapes that are not 16-byte aligned (its
@@ -50,26 +51,15 @@ PROBES = [
     Probe("v7_realign_3_blocks_uint8", "CUDA.v7_packed",
           "constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;",
           "constexpr int REALIGN_MIN_BLOCKS = 3;",
-          "the realigned kernel at 3 blocks an SM for uint8 too"),
+          "the realigned kernel at 3 blocks an SM for uint8 too", "ragged.cu"),
     Probe("v7_realign_2_blocks", "CUDA.v7_packed",
           "constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;",
           "constexpr int REALIGN_MIN_BLOCKS = 2;",
-          "the realigned kernel at 2 blocks an SM for 2-byte elements too (as before)"),
+          "the realigned kernel at 2 blocks an SM for 2-byte elements too (as before)", "ragged.cu"),
     Probe("v7_realign_4_blocks_2byte", "CUDA.v7_packed",
           "constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;",
           "constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 4;",
-          "the realigned kernel at 4 blocks an SM for 2-byte elements"),
-    Probe("v7_element_rows_8", "CUDA.v7_packed",
-          "constexpr int BLOCK_ROWS = sizeof(T) == 8 ? 16 : 8;", "constexpr int BLOCK_ROWS = 8;",
-          "v6's kernel with 32 x 8 blocks for 8-byte elements too (as before)"),
-    Probe("v7_element_rows_16", "CUDA.v7_packed",
-          "constexpr int BLOCK_ROWS = sizeof(T) == 8 ? 16 : 8;", "constexpr int BLOCK_ROWS = 16;",
-          "v6's kernel with 32 x 16 blocks for every size"),
-    Probe("v7_element_tile_32", "CUDA.v7_packed",
-          "constexpr int ELEMENT_TILE = sizeof(T) <= 8 ? 64 : 32;"
-          "  // 64 x 65 x 16 bytes would not fit",
-          "constexpr int ELEMENT_TILE = sizeof(T) <= 4 ? 64 : 32;",
-          "v6's kernel with 32 x 32 tiles for 8-byte elements"),
+          "the realigned kernel at 4 blocks an SM for 2-byte elements", "ragged.cu"),
 ]
 
 
@@ -78,13 +68,13 @@ class ProbeError(Exception):
 
 
 def probe_source(probe, root=ROOT):
-    """The step's transpose.cu with the probe's one line replaced (ProbeError if it is not there
+    """The step's probe.file with the probe's one line replaced (ProbeError if it is not there
     exactly once)."""
-    text = (root / probe.step / "transpose.cu").read_text()
+    text = (root / probe.step / probe.file).read_text()
     lines = text.split("\n")
     hits = [i for i, line in enumerate(lines) if line == probe.line]
     if len(hits) != 1:
-        raise ProbeError(f"probe {probe.name}: {probe.step}/transpose.cu has the line "
+        raise ProbeError(f"probe {probe.name}: {probe.step}/{probe.file} has the line "
                          f"{probe.line.strip()!r} {len(hits)} times, not once: update the probe")
     lines[hits[0]] = probe.instead
     return "\n".join(lines)
@@ -101,10 +91,15 @@ def write_probe(probe, build=BUILD, root=ROOT):
     relative = os.path.relpath(root / "common", folder)
     (folder / "Makefile").write_text(makefile.replace("include ../common/step.mk",
                                                       f"include {relative}/step.mk"))
-    source = probe_source(probe, root).replace('#include "../common/', f'#include "{relative}/')
-    target = folder / "transpose.cu"
-    if not target.exists() or target.read_text() != source:
-        target.write_text(source)
+    # Every source of the step comes along; its own files (reached through common/ so that
+    # exercises get them) are included from the probe's folder, where the edited one is.
+    for path in sorted((root / probe.step).glob("*.cu")):
+        text = probe_source(probe, root) if path.name == probe.file else path.read_text()
+        source = text.replace(f'#include "../common/../{probe.step}/', '#include "').replace(
+            '#include "../common/', f'#include "{relative}/')
+        target = folder / path.name
+        if not target.exists() or target.read_text() != source:
+            target.write_text(source)
     return folder
 
 

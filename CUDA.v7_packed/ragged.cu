@@ -1,0 +1,221 @@
+// CUDA.v7_packed, what real shapes need: rows or cols that are not a multiple of N (8191 x 8193).
+// The rows of the input, or of the output, then start anywhere inside a 16-byte vector, and the
+// packed kernel of transpose.cu cannot run. Two paths keep such shapes at least as fast as v6
+// (transpose.cu's launch_transpose picks one); they are beyond the lesson, not in the exercise:
+// - 4-, 8- and 16-byte elements: v6's launcher itself (launch_elements). Its accesses are already
+//   4 to 16 bytes a thread, whole sectors per warp, and it cuts output rows where their sectors
+//   begin; 16-byte vectors would only add a realignment.
+// - 1- and 2-byte elements: the packed kernel, with each row realigned on its way in and out
+//   (realign_kernel): 16-byte accesses despite the misalignment.
+
+constexpr int SECTOR_BYTES = 32;  // DRAM and L2 move whole 32-byte sectors
+
+// ---- 4-, 8- and 16-byte elements: v6_locality's kernel and launcher, linked, not copied ----
+// Under names of their own: transpose_kernel and launch_transpose are this step's packed ones.
+#define transpose_kernel element_kernel
+#define launch_transpose launch_elements
+#define kStepSummary kElementSummary
+#include "../common/../CUDA.v6_locality/transpose.cu"
+#undef transpose_kernel
+#undef launch_transpose
+#undef kStepSummary
+
+// ---- 1- and 2-byte elements: 16-byte accesses on misaligned rows ----
+// The wide accesses stay aligned; the data is moved to fit them, in registers:
+// - In: the 16 bytes a thread wants from an input row straddle two aligned vectors. It loads both
+//   (the second is its neighbour's first: L1 or L2 serves it, not DRAM) and shifts the pair by
+//   the row's offset: a choice of whole words, then one funnel shift per word (`extract`). Then
+//   the block is exactly the aligned kernel's, and so are the register transpose and the tile.
+// - Out: each aligned 16-byte vector of an output row is cut the same way from two tile cells.
+//   The vectors at the two ends of a row's piece are shared with the neighbouring tiles: only the
+//   bytes this tile owns are written there, as aligned 8-, 4-, 2- and 1-byte stores.
+// - As in v6, every piece of an output row starts where a 32-byte sector starts, so no sector is
+//   written by two blocks: the tile holds two more groups of rows (up to 31 more bytes of each
+//   output row). Where the output rows start on sectors already, it is the plain 16 groups.
+// Why shifts in registers: the other way, reading aligned words into shared memory and building
+// each output word from single bytes there (__byte_perm), costs a shared-memory load per byte. Here
+// every 16 bytes cost two global loads, one shared store, two shared loads and one global store
+// (v6: 16 of each for uint8, 8 for float16) and about 15 integer instructions at each end.
+using Address = std::uintptr_t;  // alignment is a property of the address, not of the index
+
+// The aligned 16 bytes at address x of the input, which starts at `in` (address begin) and ends at
+// address end. kGuarded: the vector may cross an end, so it is read a byte at a time and nothing
+// outside is touched. (Pointers are formed from `in`, not from x: that keeps them global loads.)
+template <bool kGuarded>
+__device__ void load_vector(const std::uint8_t* in, Address begin, Address end, Address x,
+                            std::uint32_t (&v)[WORDS]) {
+  const std::uint8_t* at = in + static_cast<std::ptrdiff_t>(x - begin);
+  if (!kGuarded || (x >= begin && x + VECTOR_BYTES <= end)) {
+    const uint4 q = *reinterpret_cast<const uint4*>(at);
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+  } else {
+#pragma unroll
+    for (int i = 0; i < VECTOR_BYTES; ++i) {
+      if (i % 4 == 0) v[i / 4] = 0;
+      if (x + i >= begin && x + i < end) v[i / 4] |= std::uint32_t(at[i]) << (8 * (i % 4));
+    }
+  }
+}
+
+// The 16 bytes that start `shift` bytes (0..15) into lo and run on into hi.
+__device__ void extract(const std::uint32_t (&lo)[WORDS], const std::uint32_t (&hi)[WORDS],
+                        int shift, std::uint32_t (&out)[WORDS]) {
+  std::uint32_t v[2 * WORDS] = {lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]};
+  // Whole words by selects (constant indices keep v in registers), the rest by funnel shifts.
+  if (shift & 8) {
+#pragma unroll
+    for (int x = 0; x < 6; ++x) v[x] = v[x + 2];
+  }
+  if (shift & 4) {
+#pragma unroll
+    for (int x = 0; x < 5; ++x) v[x] = v[x + 1];
+  }
+#pragma unroll
+  for (int x = 0; x < WORDS; ++x) out[x] = __funnelshift_r(v[x], v[x + 1], 8 * (shift & 3));
+}
+
+// Bytes [from, to) of v, the 16 bytes for the aligned address of `at`, in naturally aligned stores.
+__device__ void store_bytes(std::uint8_t* at, const std::uint32_t (&v)[WORDS], int from, int to) {
+  const std::uint64_t low = v[0] | std::uint64_t{v[1]} << 32,
+                      high = v[2] | std::uint64_t{v[3]} << 32;
+  for (int i = from; i < to;) {
+    const std::uint64_t bits = (i < 8 ? low : high) >> (8 * (i % 8));
+    if (i % 8 == 0 && i + 8 <= to) {
+      *reinterpret_cast<std::uint64_t*>(at + i) = bits, i += 8;
+    } else if (i % 4 == 0 && i + 4 <= to) {
+      *reinterpret_cast<std::uint32_t*>(at + i) = static_cast<std::uint32_t>(bits), i += 4;
+    } else if (i % 2 == 0 && i + 2 <= to) {
+      *reinterpret_cast<std::uint16_t*>(at + i) = static_cast<std::uint16_t>(bits), i += 2;
+    } else {
+      *reinterpret_cast<std::uint8_t*>(at + i) = static_cast<std::uint8_t>(bits), i += 1;
+    }
+  }
+}
+
+// Row k of the block in w[k]: 16 bytes from column first_col of N input rows. Unguarded, rows and
+// columns past the matrix are clamped (their bytes are never stored) so that the code has no
+// branch and every load is issued before the first is used, as in the aligned kernel.
+template <bool kGuarded, class T, int N>
+__device__ void load_rows(const T* in, int rows, int cols, int first_row, int first_col,
+                          std::uint32_t (&w)[N][WORDS]) {
+  const Address begin = reinterpret_cast<Address>(in);
+  const Address end = begin + static_cast<size_t>(rows) * cols * sizeof(T);
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    if (kGuarded && (first_row + k >= rows || first_col >= cols)) continue;
+    const int r = min(first_row + k, rows - 1), c = min(first_col, cols - 1);
+    const Address at = begin + (static_cast<size_t>(r) * cols + c) * sizeof(T);
+    const int shift = static_cast<int>(at % VECTOR_BYTES);
+    std::uint32_t lo[WORDS], hi[WORDS] = {};
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(in);
+    load_vector<kGuarded>(bytes, begin, end, at - shift, lo);
+    if (shift != 0) load_vector<kGuarded>(bytes, begin, end, at - shift + VECTOR_BYTES, hi);
+    extract(lo, hi, shift, w[k]);
+  }
+}
+
+// kGroups rows of cells per output row: GROUPS, or GROUPS + 2 for the sector cut. One spare cell
+// after the N rows a thread writes keeps those 16-byte writes in 8 bank groups (a swizzle would
+// have to stay inside 18 cells); the reads are runs of consecutive cells.
+template <int N, int kGroups>
+__device__ int realign_cell(int out_row_local, int g) {
+  return out_row_local * kGroups + out_row_local / N + g;
+}
+
+// At least two blocks an SM, one loading while the other stores; three for 2-byte elements, whose
+// smaller tile leaves room for them (measured on an H200 at 8191 x 8193, float16: 80.4% of the copy
+// at three, 75.9% at two; uint8 drops from 59.3% to 54.0% at three: docs/results/session3/; the
+// v7_realign_* probes of make probes measure them again).
+template <class T>
+constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;
+template <class T, int kGroups>
+__global__ void __launch_bounds__(CHUNKS* kGroups, REALIGN_MIN_BLOCKS<T>)
+    realign_kernel(const T* in, T* out, int rows, int cols) {
+  constexpr int E = sizeof(T), N = VECTOR_BYTES / E;
+  constexpr int TILE_DIM = CHUNKS * N;  // output rows of a tile; 256 bytes of each are its own
+  extern __shared__ uint4 tile[];
+  const int group = threadIdx.x / CHUNKS, chunk = threadIdx.x % CHUNKS;
+  const int tile_r = blockIdx.x * TILE_DIM, tile_c = tile_column(cols, TILE_DIM);
+  const int first_row = tile_r + group * N, first_col = tile_c + chunk * N;
+  // Only the matrix's first and last vectors can reach outside it: a thread whose vectors all lie
+  // inside (all but a few) loads them without checks.
+  const Address in_begin = reinterpret_cast<Address>(in);
+  const Address in_end = in_begin + static_cast<size_t>(rows) * cols * E;
+  const int c = min(first_col, cols - 1);
+  const Address lowest = in_begin + (static_cast<size_t>(min(first_row, rows - 1)) * cols + c) * E;
+  const Address highest =
+      in_begin + (static_cast<size_t>(min(first_row + N - 1, rows - 1)) * cols + c) * E;
+  const bool inside = lowest / VECTOR_BYTES * VECTOR_BYTES >= in_begin &&
+                      highest / VECTOR_BYTES * VECTOR_BYTES + 2 * VECTOR_BYTES <= in_end;
+  std::uint32_t w[N][WORDS] = {};
+  if (inside)
+    load_rows<false>(in, rows, cols, first_row, first_col, w);
+  else
+    load_rows<true>(in, rows, cols, first_row, first_col, w);
+  transpose_in_registers<E, N>(w);  // from here on as in the aligned kernel
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    tile[realign_cell<N, kGroups>(chunk * N + j, group)] =
+        make_uint4(w[j][0], w[j][1], w[j][2], w[j][3]);
+  __syncthreads();  // outside any bounds check: every thread of the block must reach it
+
+  const Address out_begin = reinterpret_cast<Address>(out);
+#pragma unroll
+  for (int pass = 0; pass < N; ++pass) {  // CHUNKS output rows a pass, kGroups threads a row
+    const int out_row_local = pass * CHUNKS + threadIdx.x / kGroups, slot = threadIdx.x % kGroups;
+    const int out_row = tile_c + out_row_local;
+    if (out_row >= cols) continue;
+    const Address row_start = out_begin + static_cast<size_t>(out_row) * rows * E;
+    const Address row_end = row_start + static_cast<size_t>(rows) * E;
+    const Address piece = row_start + static_cast<size_t>(tile_r) * E;  // tile byte 0 goes here
+    // This block writes [begin, end): from the first sector start at or after its piece, to the
+    // next block's begin (the first block from the row's start, the last up to its end).
+    const auto sector_up = [](Address a) {
+      return (a + SECTOR_BYTES - 1) / SECTOR_BYTES * SECTOR_BYTES;
+    };
+    const Address begin = blockIdx.x == 0 ? row_start : sector_up(piece);
+    const Address end = min(sector_up(piece + CHUNKS * VECTOR_BYTES), row_end);
+    const Address x = begin / VECTOR_BYTES * VECTOR_BYTES + slot * VECTOR_BYTES;
+    if (x >= end) continue;
+    // The vector at x holds tile bytes from x - piece on (-15 .. 272): two cells of this row.
+    const int from_piece = static_cast<int>(static_cast<std::intptr_t>(x - piece)) + VECTOR_BYTES;
+    const int lo_cell = from_piece / VECTOR_BYTES - 1, shift = from_piece % VECTOR_BYTES;
+    std::uint32_t lo[WORDS] = {}, hi[WORDS] = {}, v[WORDS];
+    if (lo_cell >= 0) {
+      const uint4 q = tile[realign_cell<N, kGroups>(out_row_local, lo_cell)];
+      lo[0] = q.x, lo[1] = q.y, lo[2] = q.z, lo[3] = q.w;
+    }
+    if (shift != 0) {
+      const uint4 q = tile[realign_cell<N, kGroups>(out_row_local, lo_cell + 1)];
+      hi[0] = q.x, hi[1] = q.y, hi[2] = q.z, hi[3] = q.w;
+    }
+    extract(lo, hi, shift, v);
+    std::uint8_t* at =
+        reinterpret_cast<std::uint8_t*>(out) + static_cast<std::ptrdiff_t>(x - out_begin);
+    const int from = x < begin ? static_cast<int>(begin - x) : 0;
+    const int to = x + VECTOR_BYTES > end ? static_cast<int>(end - x) : VECTOR_BYTES;
+    if (from == 0 && to == VECTOR_BYTES)
+      *reinterpret_cast<uint4*>(at) = make_uint4(v[0], v[1], v[2], v[3]);
+    else
+      store_bytes(at, v, from, to);  // an end of this block's piece: only the bytes it owns
+  }
+}
+
+template <class T>
+LaunchShape launch_realigned(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
+  constexpr int TILE_DIM = CHUNKS * (VECTOR_BYTES / sizeof(T));
+  const dim3 grid = tile_grid(rows, cols, TILE_DIM);
+  // Every output row starts a sector: no block needs rows beyond its own.
+  const bool whole_sectors = static_cast<size_t>(rows) * sizeof(T) % SECTOR_BYTES == 0 &&
+                             reinterpret_cast<Address>(out) % SECTOR_BYTES == 0;
+  const auto run = [&](auto groups) {
+    constexpr int kGroups = decltype(groups)::value;
+    constexpr int SHARED_BYTES = (TILE_DIM * kGroups + CHUNKS) * VECTOR_BYTES;  // 72 KiB: uint8
+    allow_shared_bytes(realign_kernel<T, kGroups>, SHARED_BYTES);
+    const dim3 block(CHUNKS * kGroups);
+    realign_kernel<T, kGroups><<<grid, block, SHARED_BYTES, stream>>>(in, out, rows, cols);
+    return LaunchShape{grid, block};
+  };
+  if (whole_sectors) return run(std::integral_constant<int, GROUPS>{});
+  return run(std::integral_constant<int, GROUPS + 2>{});
+}
