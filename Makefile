@@ -68,7 +68,7 @@ DTYPE_ARG := --dtype $(DTYPE)
 .DEFAULT_GOAL := help
 .PHONY: help all run-all scaling sweep bench dtypes torch-reference streams streams-sweep \
 	out-of-core bus-probe multigpu probes sanitize \
-	plots profile readme test diff format clean \
+	plots profile texts texts-check test diff format clean \
         $(ALL_STEPS) tests-build
 
 help:
@@ -107,7 +107,9 @@ help:
 	@echo "  make profile       Nsight Compute metrics of every CUDA step at PROFILE_SIZE (x PROFILE_COLS)"
 	@echo "                     -> results/profile.csv"
 	@echo "  make plots         PNG pictures from the CSV files in results/"
-	@echo "  make readme        regenerate the README tables from RESULTS (default results/)"
+	@echo "  make texts         rewrite every table and figure between markers in every *.md from"
+	@echo "                     docs/results/<machine>/ (transpose_lab/texts.py says how markers read)"
+	@echo "  make texts-check   the same in memory: fails naming file, line, text and data on a difference"
 	@echo "  make diff STEP=X   what step X changed against the step before it"
 	@echo "  make exercises     exercises/: every step with its lesson lines taken out (FORCE=1 overwrites)"
 	@echo "  make check STEP=X  grade step X (FROM=exercises: its exercise, FROM=DIR: DIR/transpose.cu;"
@@ -227,9 +229,11 @@ profile: all $(PY_READY)
 plots: $(PY_READY)
 	$(PY) -m transpose_lab.make_plots --results $(RESULTS)
 
-readme: $(PY_READY)
-	$(PY) -m transpose_lab.readme_tables --results $(RESULTS) --readme README.md --steps $(STEPS) \
-	  --reference $(REFERENCE_STEPS)
+texts: $(PY_READY)
+	$(PY) -m transpose_lab.texts
+
+texts-check: $(PY_READY)
+	$(PY) -m transpose_lab.texts --check
 
 tests-build:
 	@$(MAKE) --no-print-directory -C tests
