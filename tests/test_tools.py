@@ -1,6 +1,6 @@
 """The make targets' runner (transpose_lab.run_steps): run-all prints one table, skips CUDA rows
 without a GPU, takes a step's refusal of an element type as n/a, and fails loudly when a step
-fails. Also the README tables, make_plots and the Makefile's own targets."""
+fails. Also make_plots, the reference runner and the Makefile's own targets."""
 import os
 import subprocess
 import sys
@@ -46,39 +46,6 @@ def test_run_all_fails_when_a_step_fails(tmp_path):
 FIXTURES = ROOT / "tests" / "fixtures"
 
 
-def test_readme_tables_fill_only_their_markers(tmp_path):
-    for name in ("run_all.csv", "scaling.csv", "profile.csv"):
-        (tmp_path / name).write_text((FIXTURES / name).read_text())
-    readme = tmp_path / "README.md"
-    readme.write_text("intro\n<!-- table:progression -->\nstale\n<!-- end:progression -->\n"
-                      "<!-- table:bench -->\nkept\n<!-- end:bench -->\noutro\n")
-    done = module("readme_tables", "--results", tmp_path, "--readme", readme)
-    assert done.returncode == 0, done.stderr
-    text = readme.read_text()
-    assert text.startswith("intro\n") and text.endswith("outro\n")
-    assert "stale" not in text and "| CUDA.v2 |" in text and "| step | what it does |" in text
-    assert "8192 x 8192 float32 on " in text  # the caption names the element type
-    assert "kept" in text and "table bench: skipped" in done.stdout  # no bench.csv: untouched
-
-
-def test_readme_dtypes_table_says_not_run_yet_then_fills_from_dtypes_csv(tmp_path):
-    readme = tmp_path / "README.md"
-    readme.write_text("<!-- table:dtypes -->\nold\n<!-- end:dtypes -->\n")
-    done = module("readme_tables", "--results", tmp_path, "--readme", readme)
-    assert done.returncode == 0, done.stderr
-    text = readme.read_text()
-    assert "old" not in text and "Not run yet: `make dtypes`" in text
-    (tmp_path / "dtypes.csv").write_text((FIXTURES / "dtypes.csv").read_text())
-    done = module("readme_tables", "--results", tmp_path, "--readme", readme)
-    assert done.returncode == 0, done.stderr
-    lines = readme.read_text().splitlines()
-    assert "| dtype | bytes | CUDA.v5_unroll | CUDA.v6_locality | CUDA.cublas |" in lines
-    assert "| uint8 | 1 | 25.0% (718 GB/s) | 40.0% (1148 GB/s) | n/a |" in lines
-    rows = [line.split(" | ")[0] for line in lines if line.startswith("| ") and "---" not in line]
-    assert rows == ["| dtype", *(f"| {name}" for name in DTYPES)]  # float16, bfloat16 apart
-    assert "Not run yet" not in readme.read_text()
-
-
 def test_make_plots_draws_what_it_can_and_names_what_it_cannot(tmp_path):
     (tmp_path / "run_all.csv").write_text((FIXTURES / "run_all.csv").read_text())
     (tmp_path / "dtypes.csv").write_text((FIXTURES / "dtypes.csv").read_text())
@@ -87,6 +54,18 @@ def test_make_plots_draws_what_it_can_and_names_what_it_cannot(tmp_path):
     assert (tmp_path / "progression.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "dtypes.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "scaling.png: skipped" in done.stdout and "make scaling" in done.stdout
+
+
+def test_make_plots_reads_a_reference_folder_by_its_file_names(tmp_path):
+    # docs/results/<machine>/ names the run-all and dtypes CSVs kernels.csv and types.csv.
+    (tmp_path / "kernels.csv").write_text((FIXTURES / "run_all.csv").read_text())
+    (tmp_path / "types.csv").write_text((FIXTURES / "dtypes.csv").read_text())
+    done = module("make_plots", "--results", tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "progression.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "dtypes.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "progression.png: skipped" not in done.stdout
+    assert "dtypes.png: skipped" not in done.stdout
 
 
 def make(*args):
@@ -98,7 +77,7 @@ def test_make_help_lists_every_target():
     done = make("help")
     assert done.returncode == 0
     for target in ("all", "run-all", "test", "scaling", "sweep", "bench", "dtypes", "profile",
-                   "plots", "readme", "diff", "clean", "streams", "streams-sweep", "out-of-core",
+                   "plots", "texts", "texts-check", "reference", "diff", "clean", "streams", "streams-sweep", "out-of-core",
                    "multigpu", "probes", "exercises", "check"):
         assert f"make {target}" in done.stdout
     # ...and every target the Makefile declares phony is in the list (none hidden).
@@ -163,24 +142,6 @@ def test_a_step_diff_is_at_most_30_lines_or_its_text_says_where_the_idea_is(step
 def test_make_diff_rejects_an_unknown_step():
     done = make("diff", "STEP=CUDA.v99")
     assert done.returncode != 0 and "usage: make diff STEP=X" in done.stderr
-
-
-def test_a_step_readme_table_shows_every_variant_of_the_step_and_the_row_before(tmp_path):
-    (tmp_path / "run_all.csv").write_text((FIXTURES / "run_all.csv").read_text())
-    (tmp_path / "README.md").write_text("no tables here\n")
-    for step in ("CPU.omp", "CUDA.v2"):
-        (tmp_path / step).mkdir()
-        empty_table = "<!-- table:step-run -->\n<!-- end:step-run -->\n"
-        (tmp_path / step / "README.md").write_text(empty_table)
-    done = module("readme_tables", "--results", tmp_path, "--readme", tmp_path / "README.md",
-                  "--steps", "CPU.omp", "CUDA.v2")
-    assert done.returncode == 0, done.stderr
-    cpu = (tmp_path / "CPU.omp" / "README.md").read_text()
-    assert "| CPU.omp naive |" in cpu and "| CPU.omp blocked |" in cpu and "CUDA" not in cpu
-    v2_lines = (tmp_path / "CUDA.v2" / "README.md").read_text().splitlines()
-    v2 = [line.split("|")[1].strip() for line in v2_lines
-          if line.startswith("| ") and "---" not in line]
-    assert v2 == ["step", "CUDA.v1", "CUDA.v2"]
 
 
 # --- The Makefile passes DTYPE on.

@@ -399,7 +399,7 @@ def print_report(profiles, size, kernel_counts, dtype=DEFAULT_DTYPE, cols=None):
 # --- The command.
 
 def ncu_log_path(csv_path):
-    # Not profile.log: tools/gpu_session.sh keeps `make profile`'s own output under that name.
+    # Not profile.log: a reference run keeps `make profile`'s own output beside it (make-profile.log).
     return csv_path.with_suffix(".ncu.log")
 
 

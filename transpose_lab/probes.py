@@ -42,8 +42,7 @@ class Probe:
 
 
 # The probes behind CUDA.v7_packed's constants for shapes that are not 16-byte aligned (its
-# README, "Below the targets"; docs/results/session3/v7probe*.csv were measured with the same
-# edits, made then by tools/session3/measure.sh).
+# README, "Below the targets").
 PROBES = [
     Probe("v7_realign_every_size", "CUDA.v7_packed", "  if constexpr (sizeof(T) >= 4)",
           "  if constexpr (sizeof(T) >= 16)",

@@ -1,0 +1,244 @@
+"""Makes a machine's reference folder, docs/results/<machine>/, from nothing (make reference).
+
+    python -m transpose_lab.reference [--part kernels|types|streams|profile] [--machine NAME]
+                                      [--out DIR] [--dry-run]
+
+Each part runs its make targets with RESULTS set to the folder, after removing the files those
+targets write (a part's CSVs are fresh, never appended to an older run's), keeps what each target
+printed as make-<target>.log, renames the CSVs to the folder's standard names, writes machine.txt,
+draws the pictures (make plots) and, after the kernels part on a GPU, the grader's expected
+ranges (docs/expected/<gpu>.csv). Without a part, every part in turn. Without a GPU (machine
+cpu-dev) only the CPU step runs. The machine's name comes from nvidia-smi: h100, h200, and a
+count for several GPUs (h200x2); --machine overrides it.
+"""
+import argparse
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DTYPES = "uint8 float16 bfloat16 float32 float64 complex64 complex128"
+
+# part -> [(make target, extra make variables, {file the target writes: its name here})]
+GPU_PARTS = {
+    "kernels": [
+        ("run-all", {}, {"run_all.csv": "kernels.csv"}),
+        ("sweep", {}, {"sweep.csv": "sweep.csv"}),
+        ("scaling", {}, {"scaling.csv": "scaling.csv"}),
+        ("bench", {"BENCH_DTYPES": DTYPES}, {"bench.csv": "bench.csv"}),
+    ],
+    "types": [
+        ("dtypes", {}, {"dtypes.csv": "types.csv", "dtypes.png": "dtypes.png"}),
+    ],
+    "streams": [
+        ("streams", {}, {"streams.csv": "streams.csv", "streams_timeline.csv":
+                         "streams_timeline.csv", "streams_timeline.png": "streams_timeline.png",
+                         "streams_pageable.log": "streams_pageable.log"}),
+        ("out-of-core", {}, {"out_of_core.csv": "out_of_core.csv",
+                             "out_of_core.log": "out_of_core.log"}),
+        ("bus-probe", {}, {"bus_probe.csv": "bus_probe.csv"}),
+        ("multigpu", {}, {"multigpu.csv": "multigpu.csv", "multigpu.png": "multigpu.png",
+                          "multigpu.md": "multigpu.md", "multigpu_logs": "multigpu_logs"}),
+    ],
+    "profile": [
+        ("profile", {}, {"profile.csv": "profile.csv"}),
+    ],
+}
+# Without a GPU: the CPU step only, and nothing CUDA is built (NVCC= leaves it out).
+CPU_ONLY = {"NVCC": "", "STEPS": "CPU.omp", "PIPELINE_STEPS": "", "DISTRIBUTED_STEPS": ""}
+CPU_PARTS = {
+    "kernels": [
+        ("run-all", CPU_ONLY, {"run_all.csv": "kernels.csv"}),
+        ("sweep", CPU_ONLY, {"sweep.csv": "sweep.csv"}),
+        ("scaling", CPU_ONLY, {"scaling.csv": "scaling.csv"}),
+    ],
+    "types": [
+        ("dtypes", {**CPU_ONLY, "DTYPES_STEPS": "CPU.omp"},
+         {"dtypes.csv": "types.csv", "dtypes.png": "dtypes.png"}),
+    ],
+}
+PARTS = list(GPU_PARTS)
+# Exit codes a target may end with and still have done its work: 77 is "no GPU, skipped".
+SKIPPED = 77
+# Anything on several GPUs runs with NVLink multicast off (NCCL's NVLS needs what the lent
+# machines do not allow).
+ENVIRONMENT = {"NCCL_NVLS_ENABLE": "0"}
+
+
+def gpus():
+    """[(name, memory, driver)] of the visible GPUs ([] without nvidia-smi or a GPU)."""
+    try:
+        done = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version",
+                               "--format=csv,noheader"], capture_output=True, text=True,
+                              timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if done.returncode != 0:
+        return []
+    return [tuple(part.strip() for part in line.split(","))
+            for line in done.stdout.splitlines() if line.count(",") == 2]
+
+
+def machine_name(names):
+    """'NVIDIA H100 80GB HBM3' -> h100, two 'NVIDIA H200' -> h200x2, no GPU -> cpu-dev."""
+    if not names:
+        return "cpu-dev"
+    words = [w for w in re.split(r"[\s-]+", names[0].lower()) if w not in ("nvidia", "tesla")]
+    model = re.sub(r"[^a-z0-9]", "", words[0]) if words else "gpu"
+    return model if len(names) == 1 else f"{model}x{len(names)}"
+
+
+def _first_line(command, pattern=None):
+    try:
+        out = subprocess.run(command, capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    for line in out.splitlines():
+        if pattern is None:
+            return line.strip() or "unknown"
+        m = re.search(pattern, line)
+        if m:
+            return m.group(1).strip()
+    return "unknown"
+
+
+def machine_txt(found, parts_done):
+    """The machine.txt lines: key: value, "unknown" where the machine does not say."""
+    if found:
+        count = f"{len(found)} x " if len(found) > 1 else ""
+        gpu, memory, driver = count + found[0][0], found[0][1], found[0][2]
+    else:
+        gpu = memory = driver = "none"
+    nvcc = os.environ.get("NVCC") or "nvcc"
+    commit = _first_line(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
+    dirty = _first_line(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"])
+    if commit != "unknown" and dirty != "unknown":
+        commit += " (with uncommitted changes)"
+    keys = {
+        "gpu": gpu,
+        "gpu_memory": memory,
+        "driver": driver,
+        "cuda": _first_line([nvcc, "--version"], r"release ([0-9.]+)"),
+        "cpu": _first_line(["lscpu"], r"^Model name:\s*(.+)$"),
+        "cores": str(os.cpu_count() or "unknown"),
+        "commit": commit,
+        "made_by": "; ".join(f"make reference PART={part}" for part in parts_done),
+    }
+    return "".join(f"{key}: {value}\n" for key, value in keys.items())
+
+
+def parts_in(path):
+    """The parts an existing machine.txt says made the folder (kept when another part runs)."""
+    if not path.is_file():
+        return []
+    for line in path.read_text().splitlines():
+        if line.startswith("made_by:"):
+            return re.findall(r"PART=(\w+)", line)
+    return []
+
+
+def make_command(target, variables, out):
+    return ["make", "--no-print-directory", "-C", str(ROOT), target, f"RESULTS={out}",
+            *(f"{key}={value}" for key, value in variables.items())]
+
+
+def run_part(part, steps, out, dry_run):
+    """Runs one part's targets into out; returns the number of targets that failed."""
+    failed = 0
+    for target, variables, files in steps:
+        command = make_command(target, variables, out)
+        log = out / f"make-{target}.log"
+        if dry_run:
+            env = " ".join(f"{k}={v}" for k, v in ENVIRONMENT.items())
+            print(f"{env} {shlex.join(command)} > {log}")
+            continue
+        for name in list(files) + list(files.values()):
+            path = out / name
+            if path.is_dir():
+                for inner in sorted(path.rglob("*"), reverse=True):
+                    inner.unlink() if inner.is_file() else inner.rmdir()
+                path.rmdir()
+            elif path.exists():
+                path.unlink()
+        print(f"[{part}] make {target} -> {log}", flush=True)
+        with open(log, "w") as f:
+            status = subprocess.run(command, stdout=f, stderr=subprocess.STDOUT,
+                                    env={**os.environ, **ENVIRONMENT}).returncode
+        if status not in (0, SKIPPED):
+            print(f"[{part}] make {target} failed: exit {status} (see {log})", file=sys.stderr)
+            failed += 1
+        for written, name in files.items():
+            if written != name and (out / written).exists():
+                (out / written).rename(out / name)
+    return failed
+
+
+def expected(out, dry_run):
+    """docs/expected/<gpu>.csv from the kernels part: the grader's ranges on this GPU model."""
+    kernels = out / "kernels.csv"
+    command = [sys.executable, "-m", "transpose_lab.grader", "--make-expected", str(kernels)]
+    if dry_run:
+        print(f"{shlex.join(command)} > docs/expected/<gpu>.csv")
+        return 0
+    slug = subprocess.run([sys.executable, "-m", "transpose_lab.grader", "--slug-of",
+                           str(kernels)], capture_output=True, text=True, cwd=ROOT)
+    if slug.returncode != 0 or not slug.stdout.strip():
+        print(f"no expected ranges from {kernels}: {slug.stderr.strip()}", file=sys.stderr)
+        return 1
+    target = ROOT / "docs" / "expected" / f"{slug.stdout.strip()}.csv"
+    with open(target, "w") as f:
+        status = subprocess.run(command, stdout=f, cwd=ROOT).returncode
+    print(f"wrote {target.relative_to(ROOT)}")
+    return 0 if status == 0 else 1
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=PARTS, help="one part (default: every part in turn)")
+    parser.add_argument("--machine", help="the folder's name (default: from nvidia-smi)")
+    parser.add_argument("--out", type=Path,
+                        help="the folder (default docs/results/MACHINE)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the commands, run and write nothing")
+    args = parser.parse_args(argv)
+    found = gpus()
+    machine = args.machine or machine_name([name for name, _, _ in found])
+    if args.machine is not None and not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", args.machine):
+        print(f"bad machine name '{args.machine}': lower-case letters, digits, . _ -",
+              file=sys.stderr)
+        return 2
+    table = GPU_PARTS if found else CPU_PARTS
+    parts = [args.part] if args.part else [p for p in PARTS if p in table]
+    if args.part and args.part not in table:
+        print(f"PART={args.part} needs a GPU: on a machine without one the parts are "
+              f"{', '.join(CPU_PARTS)}", file=sys.stderr)
+        return 2
+    out = (args.out or ROOT / "docs" / "results" / machine).resolve()
+    print(f"reference run of {machine} ({', '.join(parts)}) into {out}", flush=True)
+    if not args.dry_run:
+        out.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for part in parts:
+        failed += run_part(part, table[part], out, args.dry_run)
+    plots = make_command("plots", {}, out)
+    if args.dry_run:
+        print(f"{shlex.join(plots)} > {out / 'make-plots.log'}")
+        print(f"write {out / 'machine.txt'}")
+    else:
+        done = sorted(set(parts_in(out / "machine.txt")) | set(parts), key=PARTS.index)
+        (out / "machine.txt").write_text(machine_txt(found, done))
+        with open(out / "make-plots.log", "w") as f:
+            failed += subprocess.run(plots, stdout=f, stderr=subprocess.STDOUT).returncode != 0
+    if found and "kernels" in parts:
+        failed += expected(out, args.dry_run)
+    if failed:
+        print(f"{failed} step(s) of the reference run failed", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
