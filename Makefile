@@ -68,7 +68,7 @@ DTYPE_ARG := --dtype $(DTYPE)
 .DEFAULT_GOAL := help
 .PHONY: help all run-all scaling sweep bench dtypes torch-reference streams streams-sweep \
 	out-of-core bus-probe multigpu probes sanitize \
-	plots profile texts texts-check test diff format clean \
+	plots profile texts texts-check reference test diff format clean \
         $(ALL_STEPS) tests-build
 
 help:
@@ -110,6 +110,15 @@ help:
 	@echo "  make texts         rewrite every table and figure between markers in every *.md from"
 	@echo "                     docs/results/<machine>/ (transpose_lab/texts.py says how markers read)"
 	@echo "  make texts-check   the same in memory: fails naming file, line, text and data on a difference"
+	@echo "  make reference     docs/results/MACHINE/ from nothing (MACHINE from nvidia-smi: h100, h200,"
+	@echo "                     h200x2, ...; cpu-dev without a GPU): machine.txt, CSVs, pictures, logs."
+	@echo "                     PART= one part (each fits ten minutes; times estimated for one H100):"
+	@echo "                       kernels  run-all, sweep, scaling, bench (every type)   about 8 min"
+	@echo "                       types    dtypes (with PyTorch rows where torch is)     about 4 min"
+	@echo "                       streams  streams, out-of-core, bus-probe, multigpu     about 9 min"
+	@echo "                       profile  Nsight Compute counters                       about 5 min"
+	@echo "                     no PART: all four in turn (cpu-dev: kernels and types, CPU.omp only);"
+	@echo "                     DRY_RUN=1 prints the commands"
 	@echo "  make diff STEP=X   what step X changed against the step before it"
 	@echo "  make exercises     exercises/: every step with its lesson lines taken out (FORCE=1 overwrites)"
 	@echo "  make check STEP=X  grade step X (FROM=exercises: its exercise, FROM=DIR: DIR/transpose.cu;"
@@ -234,6 +243,10 @@ texts: $(PY_READY)
 
 texts-check: $(PY_READY)
 	$(PY) -m transpose_lab.texts --check
+
+reference: $(PY_READY)
+	$(PY) -m transpose_lab.reference $(if $(PART),--part $(PART)) \
+	  $(if $(MACHINE),--machine $(MACHINE)) $(if $(DRY_RUN),--dry-run)
 
 tests-build:
 	@$(MAKE) --no-print-directory -C tests
