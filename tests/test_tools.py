@@ -519,3 +519,41 @@ def test_multigpu_mpirun_leaves_ranks_unbound():
     from transpose_lab.other_kinds import mpi_command
     command = mpi_command("/usr/bin/mpirun", 4)
     assert command[-4:] == ["--bind-to", "none", "-np", 4]
+
+
+# --- make reference: a machine's folder of docs/results, part by part.
+
+def test_reference_names_the_machine_from_its_gpus():
+    from transpose_lab.reference import machine_name
+    assert machine_name(["NVIDIA H100 80GB HBM3"]) == "h100"
+    assert machine_name(["NVIDIA H200", "NVIDIA H200"]) == "h200x2"
+    assert machine_name(["NVIDIA A100-SXM4-80GB"]) == "a100"
+    assert machine_name([]) == "cpu-dev"
+
+
+def test_reference_dry_run_prints_every_part_and_writes_nothing():
+    out = ROOT / "docs" / "results" / "cpu-test-tmp"
+    done = make("reference", "DRY_RUN=1", "MACHINE=cpu-test-tmp")
+    assert done.returncode == 0, done.stderr
+    assert not out.exists()
+    assert f"RESULTS={out}" in done.stdout and f"{out}/machine.txt" in done.stdout
+    targets = ["run-all", "sweep", "scaling", "dtypes"]
+    if not gpu_unavailable_reason():
+        targets += ["bench", "streams", "out-of-core", "bus-probe", "multigpu", "profile"]
+    for target in targets:
+        assert f" {target} RESULTS={out}" in done.stdout, target
+        assert f"{out}/make-{target}.log" in done.stdout
+    assert "NCCL_NVLS_ENABLE=0" in done.stdout and " plots RESULTS=" in done.stdout
+
+
+def test_reference_dry_run_of_one_part_runs_only_its_targets():
+    done = make("reference", "DRY_RUN=1", "MACHINE=cpu-test-tmp", "PART=types")
+    assert done.returncode == 0, done.stderr
+    assert " dtypes RESULTS=" in done.stdout and " run-all RESULTS=" not in done.stdout
+
+
+def test_reference_refuses_a_bad_part_or_machine_in_one_line():
+    done = make("reference", "DRY_RUN=1", "PART=nope")
+    assert done.returncode != 0 and "invalid choice: 'nope'" in done.stderr
+    done = make("reference", "DRY_RUN=1", "MACHINE=../x")
+    assert done.returncode != 0 and "bad machine name" in done.stderr
