@@ -254,17 +254,10 @@ tests-build:
 test: all tests-build $(if $(NVCC),$(BUS_PROBE)) $(PY_READY)
 	$(PY) -m pytest -rs tests
 
-# make diff STEP=CUDA.v4: the lesson of a step, as a diff against the step before it.
-diff:
-	@if [ -n "$(filter $(STEP),$(REFERENCE_STEPS))" ]; then echo "$(STEP) is a reference step, \
-	not a step of the progression: it has no previous step to diff against" >&2; exit 2; fi
-	@found=; prev=; for step in $(PROGRESSION); do \
-	  if [ "$$step" = "$(STEP)" ]; then found=1; break; fi; prev=$$step; done; \
-	if [ -z "$$found" ] || [ -z "$$prev" ]; then \
-	  echo "usage: make diff STEP=X, X one of: $(wordlist 2,99,$(PROGRESSION))" >&2; exit 2; fi; \
-	echo "# $(STEP) against $$prev"; \
-	old=$$(ls $$prev/transpose.c*); new=$$(ls $(STEP)/transpose.c*); \
-	diff -u --label "$$old" --label "$$new" "$$old" "$$new"; test $$? -le 1
+# make diff STEP=CUDA.v4: the lesson of a step, as a diff of its code against the step before it
+# (the header printed once, apart; variants.cu and the step's other sources included).
+diff: $(PY_READY)
+	@$(PY) -m transpose_lab.step_diff $(STEP)
 
 # The lab as a course: exercises generated from the steps' lesson markers, and the grader.
 .PHONY: exercises check

@@ -137,27 +137,10 @@ LaunchShape launch_packed(const T* in, T* out, int rows, int cols, cudaStream_t 
   return {grid, block};
 }
 
-// Through common/ (a link in exercises/ and in the grader's scratch folders) so that an exercise
-// gets the step's own ragged.cu and, through it, v6's kernel, never their exercise copies.
+// launch_transpose, which takes the packed kernel where the shape allows it, is in ragged.cu:
+// reached through common/ (a link in exercises/ and in the grader's scratch folders) so that an
+// exercise gets the step's own ragged.cu and, through it, v6's kernel, not their exercise copies.
 #include "../common/../CUDA.v7_packed/ragged.cu"
-
-template <class T>
-LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
-  // 16-byte elements gain nothing from packing (N = 1): v6's kernel, with its sector cut, on every
-  // shape (H200, complex128: 97.5% of the copy at 1024 x 65536 against 95.8% packed, within 0.6%
-  // on the other aligned shapes; docs/results/session4/c128_probe.csv).
-  if constexpr (sizeof(T) < 16) {
-    constexpr int N = VECTOR_BYTES / sizeof(T);
-    const bool vectors = reinterpret_cast<Address>(in) % VECTOR_BYTES == 0 &&
-                         reinterpret_cast<Address>(out) % VECTOR_BYTES == 0;
-    if (rows % N == 0 && cols % N == 0 && vectors)
-      return launch_packed(in, out, rows, cols, stream);
-  }
-  if constexpr (sizeof(T) >= 4)
-    return launch_elements(in, out, rows, cols, stream);
-  else
-    return launch_realigned(in, out, rows, cols, stream);
-}
 
 const char* const kStepSummary =
     "16-byte accesses for every element size: N x N blocks transposed in registers";

@@ -3,13 +3,11 @@
 namespace lab {
 
 const std::vector<Dtype>& all_dtypes() {
-  // part_digit_bits: a sign bit plus the normal numbers with the lowest 2^k exponents (floats),
-  // or every pattern (integers). float16: 2 x 16 exponents x 2^10 fractions = 2^15 values.
   static const std::vector<Dtype> types = {
-      {"uint8", 1, 1, 0, 8, 8},          {"float16", 2, 1, 5, 10, 15},
-      {"bfloat16", 2, 1, 8, 7, 15},      {"float32", 4, 1, 8, 23, 31},
-      {"float64", 8, 1, 11, 52, 62},     {"complex64", 8, 2, 8, 23, 31},
-      {"complex128", 16, 2, 11, 52, 62},
+#define LAB_DTYPE(name, bytes, parts, exponent_bits, fraction_bits, part_digit_bits) \
+  {#name, bytes, parts, exponent_bits, fraction_bits, part_digit_bits},
+#include "dtypes.def"
+#undef LAB_DTYPE
   };
   return types;
 }

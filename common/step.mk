@@ -12,7 +12,7 @@ STEP_NAME := $(notdir $(CURDIR))
 ifeq ($(STEP_KIND),)
   $(error $(STEP_NAME)/Makefile must set STEP_KIND (cpu, kernel, host_pipeline or distributed))
 endif
-ALL_DTYPES := uint8 float16 bfloat16 float32 float64 complex64 complex128
+ALL_DTYPES := $(shell sed -n 's/^LAB_DTYPE.\([a-z0-9]*\),.*/\1/p' $(dir $(lastword $(MAKEFILE_LIST)))dtypes.def)
 STEP_DTYPES ?= $(ALL_DTYPES)
 COMMON_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 BUILD_DIR := .build

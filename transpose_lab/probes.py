@@ -46,7 +46,8 @@ class Probe:
 PROBES = [
     Probe("v7_realign_every_size", "CUDA.v7_packed", "  if constexpr (sizeof(T) >= 4)",
           "  if constexpr (sizeof(T) >= 16)",
-          "the realigned 16-byte kernel for 4- and 8-byte elements too, not v6's kernel"),
+          "the realigned 16-byte kernel for 4- and 8-byte elements too, not v6's kernel",
+          "ragged.cu"),
     Probe("v7_realign_3_blocks_uint8", "CUDA.v7_packed",
           "constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;",
           "constexpr int REALIGN_MIN_BLOCKS = 3;",

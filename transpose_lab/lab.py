@@ -1,0 +1,61 @@
+"""What the lab is made of, for every tool: the repository root, the steps and their kinds (the
+top Makefile declares the lists, each step's Makefile its STEP_KIND, STEP_KERNEL, ...) and the
+element types (common/dtypes.def, which common/dtype.cpp and common/step.mk read too). Written
+once there, read here: no tool names a step or a type."""
+import functools
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DTYPES_DEF = ROOT / "common" / "dtypes.def"
+
+
+def _read_dtypes():
+    """[(name, bytes)] in the order of common/dtypes.def."""
+    found = re.findall(r"^LAB_DTYPE\((\w+),\s*(\d+),", DTYPES_DEF.read_text(), re.MULTILINE)
+    return [(name, int(size)) for name, size in found]
+
+
+DTYPES = [name for name, _ in _read_dtypes()]  # uint8, float16, ... as --dtype takes them
+ELEM_BYTES = dict(_read_dtypes())
+DEFAULT_DTYPE = "float32"
+
+
+def _make_print(folder, variable, extra_makefiles=()):
+    command = ["make", "--no-print-directory", "-s", "-C", str(folder)]
+    for makefile in extra_makefiles:
+        command += ["-f", str(makefile)]
+    done = subprocess.run(command + [f"print-{variable}"], capture_output=True, text=True,
+                          check=True)
+    return done.stdout.split()
+
+
+@functools.lru_cache(maxsize=None)
+def steps(variable):
+    """A list of the top Makefile (CPU_STEPS, CUDA_STEPS, REFERENCE_STEPS, PROGRESSION,
+    PIPELINE_STEPS, DISTRIBUTED_STEPS, ALL_STEPS, LAST_STEP, ...)."""
+    return tuple(_make_print(ROOT, variable))
+
+
+@functools.lru_cache(maxsize=None)
+def step_variable(step, variable):
+    """What a step's own Makefile declares (STEP_KIND, STEP_DTYPES, STEP_KERNEL, ...), as a list."""
+    folder = ROOT / step
+    return tuple(_make_print(folder, variable,
+                             (folder / "Makefile", ROOT / "common" / "print.mk")))
+
+
+def step_kind(step):
+    return step_variable(step, "STEP_KIND")[0]
+
+
+def step_kernel(step):
+    """The kernel step whose launcher a step of another kind runs (its STEP_KERNEL), or None."""
+    kernel = step_variable(step, "STEP_KERNEL")
+    return kernel[0] if kernel else None
+
+
+def last_step():
+    """The last kernel step of the progression."""
+    return steps("LAST_STEP")[0]
