@@ -6,11 +6,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from transpose_lab.lab import DTYPES, ELEM_BYTES, ROOT  # noqa: E402  common/dtypes.def
 EXIT_USAGE, EXIT_NO_MEMORY, EXIT_SKIPPED = 2, 3, 77
-DTYPES = ["uint8", "float16", "bfloat16", "float32", "float64", "complex64", "complex128"]
-ELEM_BYTES = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8,
-              "complex64": 8, "complex128": 16}
 
 
 def steps_from_makefile(variable):

@@ -32,7 +32,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from transpose_lab.lab import ROOT  # noqa: E402
 SOURCES = ("transpose.cu", "transpose.cpp")
 COPIED = ("Makefile", "README.md", "variants.cu")  # besides the source, copied unchanged if there
 MARKER = re.compile(r"^(?P<indent>\s*)//\s*LESSON:\s*(?P<what>begin|stub|end)\b\s?(?P<text>.*)$")

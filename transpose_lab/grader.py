@@ -43,10 +43,10 @@ from pathlib import Path
 
 from .results_csv import CPU_KINDS, GPU_KINDS, ResultsError, read_results
 
-ROOT = Path(__file__).resolve().parent.parent
+from transpose_lab.lab import ROOT  # noqa: E402
 EXPECTED_DIR = ROOT / "docs" / "expected"
 SOURCES = ("transpose.cu", "transpose.cpp")
-ALL_DTYPES = ["uint8", "float16", "bfloat16", "float32", "float64", "complex64", "complex128"]
+from transpose_lab.lab import DTYPES as ALL_DTYPES  # noqa: E402
 
 # The shapes a student does not choose. float32 on every one; every other supported element
 # type on DTYPE_SHAPE (odd rows and columns: the ragged edges, and v6's partial-sector rows).

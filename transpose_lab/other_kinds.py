@@ -44,7 +44,7 @@ from pathlib import Path
 from transpose_lab.results_csv import DTYPES, positive_int
 from transpose_lab.run_steps import classify
 
-ROOT = Path(__file__).resolve().parent.parent
+from transpose_lab.lab import ROOT  # noqa: E402
 PIPELINE = ROOT / "CUDA.v8_streams" / "transpose"
 DISTRIBUTED = ROOT / "CUDA.v9_multigpu" / "transpose"
 LAST_KERNEL_STEP = ROOT / "CUDA.v7_packed" / "transpose"

@@ -19,8 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DTYPES = "uint8 float16 bfloat16 float32 float64 complex64 complex128"
+from transpose_lab.lab import DTYPES as _DTYPES, ROOT  # noqa: E402
+DTYPES = " ".join(_DTYPES)
 
 # part -> [(make target, extra make variables, {file the target writes: its name here})]
 GPU_PARTS = {

@@ -18,6 +18,8 @@ import statistics
 import sys
 from pathlib import Path
 
+from transpose_lab import lab
+
 COLUMNS = [
     "step", "variant", "device", "dtype", "elem_bytes", "kind", "rows", "cols", "threads",
     "launch", "reps", "median_ms", "gbps", "ceiling_gbps", "pct_of_ceiling", "e2e_ms", "verified",
@@ -34,10 +36,7 @@ PROFILE_COLUMNS = [
 ]
 
 # Every element type a program takes (--dtype NAME), in order of size, with its size in bytes.
-DTYPES = {
-    "uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "complex64": 8,
-    "complex128": 16,
-}
+DTYPES = dict(lab.ELEM_BYTES)  # common/dtypes.def
 DEFAULT_DTYPE = "float32"
 
 # What the harness ran: the CPU kind against an OpenMP copy, every other kind on the GPU.

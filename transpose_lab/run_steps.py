@@ -29,7 +29,7 @@ from .report_tables import (bench_table, devices, dtypes_table, format_text,
                             progression_table, scaling_table)
 from .results_csv import DEFAULT_DTYPE, DTYPES, ResultsError, read_results
 
-ROOT = Path(__file__).resolve().parent.parent  # the lab: one folder per step
+from transpose_lab.lab import ROOT  # noqa: E402  the lab: one folder per step
 EXIT_USAGE = 2
 EXIT_SKIPPED = 77
 NOT_SUPPORTED_MARK = "does not support"  # a step's one line for an element type it refuses

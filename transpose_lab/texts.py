@@ -30,7 +30,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from transpose_lab.lab import ROOT  # noqa: E402
 RESULTS = ROOT / "docs" / "results"
 
 MARKER = re.compile(r"<!--\s*(table|fig):(.*?)-->(.*?)<!--\s*end\s*-->", re.DOTALL)
