@@ -23,6 +23,7 @@ template <class T>
 LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   const dim3 block(kThreadsPerBlock);
   const dim3 grid((cols + kThreadsPerBlock - 1) / kThreadsPerBlock);
+  lab::require_grid(grid, lab::GridAxes::kColsInX, 0, kThreadsPerBlock, rows, cols);
   transpose_kernel<<<grid, block, 0, stream>>>(in, out, rows, cols);
   return {grid, block};
 }

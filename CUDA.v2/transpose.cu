@@ -22,6 +22,7 @@ template <class T>
 LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   const dim3 block(TILE_DIM, TILE_DIM);
   const dim3 grid((cols + TILE_DIM - 1) / TILE_DIM, (rows + TILE_DIM - 1) / TILE_DIM);
+  lab::require_grid(grid, lab::GridAxes::kColsInX, TILE_DIM, TILE_DIM, rows, cols);
   transpose_kernel<<<grid, block, 0, stream>>>(in, out, rows, cols);
   return {grid, block};
 }

@@ -76,6 +76,7 @@ LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream
   const dim3 block(WARP_SIZE, BLOCK_ROWS);
   // Lesson (2): grid x over tile rows, y over tile columns (v5: the other way round).
   const dim3 grid((rows + TILE_DIM - 1) / TILE_DIM, (cols + TILE_DIM - 1) / TILE_DIM);
+  lab::require_grid(grid, lab::GridAxes::kRowsInX, TILE_DIM, TILE_DIM, rows, cols);
   if (rows % SECTOR_ELEMENTS<T> == 0)  // plumbing for (3): no extra rows needed
     transpose_kernel<T, true><<<grid, block, 0, stream>>>(in, out, rows, cols);
   else

@@ -13,7 +13,6 @@ constexpr int kWarmupRuns = 2;               // untimed runs before every timed 
 constexpr double kMinWarmupMs = 200.0;       // ...and this long: clocks ramp up when work starts
 constexpr int kMaxEndToEndReps = 5;          // host->device->host round trips are slow: fewer
 constexpr int kMaxReps = 100000;             // beyond this a typo is more likely than intent
-constexpr unsigned char kPoisonByte = 0xFF;  // 0xFFFFFFFF is a NaN, never a fill value
 // Last-level cache size assumed where the system does not report one: above it the CPU copies
 // use streaming stores (common/streaming_copy.hpp).
 constexpr std::size_t kFallbackCacheBytes = std::size_t{32} << 20;

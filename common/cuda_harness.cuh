@@ -78,7 +78,9 @@ DeviceArray<T> allocate_device(std::size_t count) {
 }
 
 // Launch and check at once: a bad configuration must not pass as a fast kernel.
-// `program` names the step in the message; `launch` is one of the step's launchers.
+// `program` names the step in the message; `launch` is one of the step's launchers. The launchers
+// refuse a grid past the device's limits themselves, in words (lab::require_grid, before
+// launching); this catches one that does not.
 template <class T>
 LaunchShape launch_checked(const char* program, KernelLauncher<T> launch, const T* in, T* out,
                            int rows, int cols, cudaStream_t stream) {
@@ -90,7 +92,7 @@ LaunchShape launch_checked(const char* program, KernelLauncher<T> launch, const 
                  "exceeds the device's limits (gridDim.y and .z are at most 65535)\n",
                  program, rows, cols, shape.grid.x, shape.grid.y, shape.grid.z, shape.block.x,
                  shape.block.y, shape.block.z);
-    std::exit(kExitFailed);
+    std::exit(kExitUsage);
   }
   CUDA_CHECK(status);
   return shape;
@@ -126,9 +128,14 @@ class L2Flush {
 // (a, b, a, b, ...), so every piece sees the same clocks and the same state of the memory system
 // and a drift cannot favour one of them. `before` runs ahead of each timed piece, outside the
 // events (the L2 flush). Returns the median time of each piece.
-template <class Before, class... Work>
-std::vector<double> median_event_ms(int reps, cudaStream_t stream, Before&& before,
-                                    Work&&... work) {
+// The last round's hooks, outside the events: before_last(p) runs ahead of piece p's last timed
+// run (after `before`), after_last(p) once that run has finished. A driver whose pieces share an
+// output poisons it in the first and verifies the last timed run in the second, before the next
+// piece overwrites it.
+template <class Before, class BeforeLast, class AfterLast, class... Work>
+std::vector<double> median_event_ms_checked(int reps, cudaStream_t stream, Before&& before,
+                                            BeforeLast&& before_last, AfterLast&& after_last,
+                                            Work&&... work) {
   warm_up([&] {
     (work(), ...);
     CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -137,25 +144,34 @@ std::vector<double> median_event_ms(int reps, cudaStream_t stream, Before&& befo
   CUDA_CHECK(cudaEventCreate(&start));
   CUDA_CHECK(cudaEventCreate(&stop));
   std::vector<std::vector<double>> times_ms(sizeof...(work));
-  auto time_one = [&](auto& piece, std::vector<double>& times) {
+  auto time_one = [&](auto& piece, std::size_t index, bool last) {
     before();
+    if (last) before_last(index);
     CUDA_CHECK(cudaEventRecord(start, stream));
     piece();
     CUDA_CHECK(cudaEventRecord(stop, stream));
     CUDA_CHECK(cudaEventSynchronize(stop));
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    times.push_back(ms);
+    times_ms[index].push_back(ms);
+    if (last) after_last(index);
   };
   for (int i = 0; i < reps; ++i) {
     std::size_t index = 0;
-    (time_one(work, times_ms[index++]), ...);
+    (time_one(work, index++, i == reps - 1), ...);
   }
   CUDA_CHECK(cudaEventDestroy(start));
   CUDA_CHECK(cudaEventDestroy(stop));
   std::vector<double> medians;
   for (const auto& times : times_ms) medians.push_back(median(times));
   return medians;
+}
+
+template <class Before, class... Work>
+std::vector<double> median_event_ms(int reps, cudaStream_t stream, Before&& before,
+                                    Work&&... work) {
+  auto nothing = [](std::size_t) {};
+  return median_event_ms_checked(reps, stream, before, nothing, nothing, work...);
 }
 
 inline std::string describe_launch(const LaunchShape& shape) {

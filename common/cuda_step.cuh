@@ -6,6 +6,7 @@
 
 #include "cli.hpp"  // lab::requested_dtype(), for steps that call a library
 #include "dtype.hpp"
+#include "grid_limits.cuh"  // lab::require_grid, which every launcher calls before launching
 
 // What the step launched, for the report. A library call (cuBLAS) leaves grid.x == 0.
 struct LaunchShape {

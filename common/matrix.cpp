@@ -7,8 +7,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include "config.hpp"
-
 namespace lab {
 namespace {
 
@@ -89,15 +87,27 @@ void fill_input(T* in, Index rows, Index cols, const Dtype& type, int fill) {
   for (Index i = 0; i < count; ++i) in[i] = fill_value<T>(type, fill, i);
 }
 
-void poison_bytes(void* data, std::size_t bytes) {
-  auto* p = static_cast<unsigned char*>(data);
-  constexpr std::size_t kChunk = std::size_t{1} << 20;
-  const Index chunks = static_cast<Index>((bytes + kChunk - 1) / kChunk);
+template <class T>
+T poison_value(const Dtype& type, int fill, Index i) {
+  T value = fill_value<T>(type, fill, i);
+  auto* bytes = reinterpret_cast<unsigned char*>(&value);
+  for (std::size_t b = 0; b < sizeof(T); ++b) bytes[b] = static_cast<unsigned char>(~bytes[b]);
+  return value;
+}
+
+template <class T>
+void poison_output(T* out, Index rows, Index cols, const Dtype& type, int fill,
+                   Operation operation) {
+  if (operation == Operation::kCopy) {
+    const Index count = rows * cols;
 #pragma omp parallel for schedule(static)
-  for (Index k = 0; k < chunks; ++k) {
-    const std::size_t start = static_cast<std::size_t>(k) * kChunk;
-    std::memset(p + start, kPoisonByte, std::min(kChunk, bytes - start));
+    for (Index i = 0; i < count; ++i) out[i] = poison_value<T>(type, fill, i);
+    return;
   }
+  // Output row c holds input column c: written in order, the input index computed, not read.
+#pragma omp parallel for collapse(2) schedule(static)
+  for (Index c = 0; c < cols; ++c)
+    for (Index r = 0; r < rows; ++r) out[c * rows + r] = poison_value<T>(type, fill, r * cols + c);
 }
 
 template <class T>
@@ -169,10 +179,12 @@ std::string Verification::describe() const {
   return line;
 }
 
-#define LAB_INSTANTIATE(T)                                                     \
-  template T fill_value<T>(const Dtype&, int, Index);                          \
-  template void fill_input<T>(T*, Index, Index, const Dtype&, int);            \
-  template Verification verify_transpose<T>(const T*, const T*, Index, Index); \
+#define LAB_INSTANTIATE(T)                                                        \
+  template T fill_value<T>(const Dtype&, int, Index);                             \
+  template T poison_value<T>(const Dtype&, int, Index);                           \
+  template void fill_input<T>(T*, Index, Index, const Dtype&, int);               \
+  template void poison_output<T>(T*, Index, Index, const Dtype&, int, Operation); \
+  template Verification verify_transpose<T>(const T*, const T*, Index, Index);    \
   template Verification verify_copy<T>(const T*, const T*, Index, Index);
 LAB_INSTANTIATE(Bytes1)
 LAB_INSTANTIATE(Bytes2)

@@ -40,11 +40,22 @@ T fill_value(const Dtype& type, int fill, Index i);
 template <class T>
 void fill_input(T* in, Index rows, Index cols, const Dtype& type, int fill);  // parallel
 
-// 0xFF bytes: a NaN (or 255) that no fill value equals.
-void poison_bytes(void* data, std::size_t bytes);  // parallel
-
 // What a step computes: its Makefile says (STEP_OPERATION, default transpose).
 enum class Operation { kTranspose, kCopy };
+
+// The poison of an output element whose expected value is input element i in fill `fill`: the
+// bitwise complement of that value. It differs from the expected value in every bit, so an element
+// a step never writes is caught at every position, in every fill, for every type (a constant
+// poison cannot do that: 0xFF is a real uint8 value, and every fill of the last element of a
+// 256 x 256 uint8 matrix is 0xFF). The complement of a normal float is a normal float.
+template <class T>
+T poison_value(const Dtype& type, int fill, Index i);
+
+// Every element of `out` (the output of `operation` on a rows x cols input) set to the poison of
+// the value it must receive in fill `fill`. Parallel.
+template <class T>
+void poison_output(T* out, Index rows, Index cols, const Dtype& type, int fill,
+                   Operation operation = Operation::kTranspose);
 
 struct Verification {
   Index checked = 0;
@@ -73,8 +84,9 @@ Verification verify_result(Operation operation, const T* out, const T* in, Index
 }
 
 // Correct first: for each fill (the last one filled is fill 0, the one the timing then uses),
-// fills `in`, poisons `out`, calls produce() to transpose (or copy) in into out, and verifies out.
-// Stops at the first failing fill. produce() owns any device copies.
+// fills `in`, poisons `out` (poison_output, the same fill), calls produce() to transpose (or copy)
+// in into out, and verifies out. Stops at the first failing fill. produce() owns any device copies
+// (a device output is poisoned by copying the poisoned `out` to it).
 template <class T, class Produce>
 Verification verify_every_fill(const Dtype& type, T* in, T* out, Index rows, Index cols,
                                Produce&& produce, Operation operation = Operation::kTranspose) {
@@ -82,7 +94,7 @@ Verification verify_every_fill(const Dtype& type, T* in, T* out, Index rows, Ind
   Verification check;
   for (int fill = fills - 1; fill >= 0; --fill) {
     fill_input(in, rows, cols, type, fill);
-    poison_bytes(out, matrix_bytes(rows, cols, sizeof(T)));
+    poison_output(out, rows, cols, type, fill, operation);
     produce();
     check = verify_result(operation, out, in, rows, cols);
     check.fill = fill;

@@ -1,6 +1,7 @@
 // A small front end to common/ so the Python tests can check the harness itself:
 //   harness_probe verify DTYPE ROWS COLS [PLANT]
 //   harness_probe verify-copy DTYPE ROWS COLS [PLANT]
+//   harness_probe unwritten-each DTYPE ROWS COLS R C [R C ...]
 //   harness_probe fill-distinct DTYPE START COUNT
 //   harness_probe fills DTYPE COUNT
 //   harness_probe csv-header
@@ -11,10 +12,14 @@
 //   --wrong R C         the input element one after the right one
 //   --shift R C DELTA   the input element DELTA positions (row-major input index) after it
 //   --swap R C R2 C2    output elements (R, C) and (R2, C2) swapped
-//   --unwritten R C     left poisoned
+//   --unwritten R C     left poisoned (as the verifier poisoned it for that fill)
 //   --other-operation   the whole output made by the other operation (a copy for verify, a
 //                       transpose for verify-copy): what a step with the wrong STEP_OPERATION does
 // It prints the verdict; exit 0 when it passes, 1 when it reports a mismatch.
+// unwritten-each runs that verification once per position (R, C), each time with that one output
+// element left poisoned, on one pair of matrices (large shapes pay for their memory once); one
+// verdict line per position; exit 0 when every position was caught, 1 when one passed.
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -38,6 +43,7 @@ int usage() {
       stderr,
       "usage: harness_probe verify|verify-copy DTYPE ROWS COLS [--wrong R C |\n"
       "           --shift R C DELTA | --swap R C R2 C2 | --unwritten R C | --other-operation]\n"
+      "       harness_probe unwritten-each DTYPE ROWS COLS R C [R C ...]\n"
       "       harness_probe fill-distinct DTYPE START COUNT\n"
       "       harness_probe fills DTYPE COUNT\n"
       "       harness_probe csv-header\n"
@@ -67,6 +73,7 @@ int verify(lab::Operation operation, const lab::Dtype& type, Index rows, Index c
   const lab::Verification check = lab::verify_every_fill(
       type, in.get(), out.get(), rows, cols,
       [&] {
+        const T poisoned = out[output_index(row, col)];  // what verify_every_fill wrote there
         if (transpose) {
 #pragma omp parallel for schedule(static)
           for (Index c = 0; c < cols; ++c)
@@ -78,11 +85,34 @@ int verify(lab::Operation operation, const lab::Dtype& type, Index rows, Index c
         if (plant == "--wrong") out[o] = in[source + 1];
         if (plant == "--shift") out[o] = in[source + arg(3)];
         if (plant == "--swap") std::swap(out[o], out[output_index(arg(3), arg(4))]);
-        if (plant == "--unwritten") lab::poison_bytes(&out[o], sizeof(T));
+        if (plant == "--unwritten") out[o] = poisoned;
       },
       operation);
   std::printf("%s\n", check.describe().c_str());
   return check.ok() ? lab::kExitOk : lab::kExitFailed;
+}
+
+template <class T>
+int unwritten_each(const lab::Dtype& type, Index rows, Index cols, int argc, char** argv) {
+  auto in = lab::allocate_host<T>(rows * cols, "input");
+  auto out = lab::allocate_host<T>(rows * cols, "output");
+  int passed = 0;
+  for (int k = 0; k + 1 < argc; k += 2) {
+    const Index row = std::atoll(argv[k]), col = std::atoll(argv[k + 1]);  // output cols x rows
+    const Index o = row * rows + col;
+    const lab::Verification check =
+        lab::verify_every_fill(type, in.get(), out.get(), rows, cols, [&] {
+          const T poisoned = out[o];
+#pragma omp parallel for schedule(static)
+          for (Index c = 0; c < cols; ++c)
+            for (Index r = 0; r < rows; ++r) out[c * rows + r] = in[r * cols + c];
+          out[o] = poisoned;
+        });
+    std::printf("unwritten at output row %lld, col %lld: %s\n", static_cast<long long>(row),
+                static_cast<long long>(col), check.describe().c_str());
+    passed += check.ok();
+  }
+  return passed == 0 ? lab::kExitOk : lab::kExitFailed;
 }
 
 // Every value of every part is a safe pattern (a normal float), and the values of all the fills
@@ -124,6 +154,7 @@ int fill_distinct(const lab::Dtype& type, Index start, Index count) {
 // just outside the destination must stay untouched.
 int copies() {
   constexpr int kMaxCount = 70, kMaxOffset = 16, kGuard = 16;
+  constexpr std::uint32_t kGuardBits = 0xFFFFFFFFu;  // a NaN: never a fill value, never copied
   const lab::Dtype& type = lab::default_dtype();
   auto in = lab::allocate_host<float>(kMaxCount + kMaxOffset, "input");
   auto out = lab::allocate_host<float>(kMaxCount + kMaxOffset + 2 * kGuard, "output");
@@ -135,17 +166,16 @@ int copies() {
         for (int count = 0; count <= kMaxCount; ++count) {
           float* dst = out.get() + kGuard + offset;
           const float* src = in.get() + (offset * 7) % kMaxOffset;  // any source alignment
-          lab::poison_bytes(out.get(), (kMaxCount + kMaxOffset + 2 * kGuard) * sizeof(float));
+          for (int k = 0; k < kMaxCount + kMaxOffset + 2 * kGuard; ++k)
+            std::memcpy(out.get() + k, &kGuardBits, sizeof(float));
           if (parallel)
             lab::parallel_copy(src, dst, count * sizeof(float), streaming);
           else
             lab::copy_floats(dst, src, count, streaming);
           lab::stream_fence();
           const bool exact = std::memcmp(dst, src, count * sizeof(float)) == 0;
-          float poisoned;
-          lab::poison_bytes(&poisoned, sizeof poisoned);
-          const bool guards_intact = std::memcmp(dst - 1, &poisoned, sizeof poisoned) == 0 &&
-                                     std::memcmp(dst + count, &poisoned, sizeof poisoned) == 0;
+          const bool guards_intact = std::memcmp(dst - 1, &kGuardBits, sizeof(float)) == 0 &&
+                                     std::memcmp(dst + count, &kGuardBits, sizeof(float)) == 0;
           if (!exact || !guards_intact) {
             std::printf("%s%s copy of %d floats at offset %d: %s\n",
                         streaming ? "streaming" : "plain", parallel ? " parallel" : "", count,
@@ -184,6 +214,8 @@ int main(int argc, char** argv) {
     if (command == "verify-copy")
       return verify<T>(lab::Operation::kCopy, *type, a, b, argc - 5, argv + 5);
     if (command == "fill-distinct" && argc == 5) return fill_distinct<T>(*type, a, b);
+    if (command == "unwritten-each" && argc >= 7 && argc % 2 == 1)
+      return unwritten_each<T>(*type, a, b, argc - 5, argv + 5);
     return usage();
   });
 }
