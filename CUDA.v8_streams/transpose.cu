@@ -45,9 +45,9 @@ constexpr int kDefaultDownBlocks = 16;
 constexpr std::size_t kDownWordBytes = 16;  // the widest word the way down writes
 // Without --down, the SMs write a piece down only where its row segments take words of at least
 // this many bytes; narrower, one 2D copy by the copy engine is faster (H200, 8191 x 8193, % of the
-// bus ceiling written by the SMs against 2D copies: float16, 2-byte words, 50.6% against 71.8%,
-// docs/results/session3/narrow/streams.csv; float32, 4-byte words, 57.0% and 60.9% against 66.0%,
-// docs/results/session4/v8auto.csv). 16-byte words: the SMs by far (87.4% against 34.1%).
+// bus ceiling written by the SMs against 2D copies: float16, 2-byte words, 50.6% against 71.8%;
+// float32, 4-byte words, 57.0% and 60.9% against 66.0%). 16-byte words: the SMs by far (87.4%
+// against 34.1%).
 constexpr std::size_t kNarrowestKernelWord = 8;
 
 // ---- How the matrix is cut (host only) ----
@@ -73,9 +73,9 @@ std::size_t down_word_bytes(const PiecePlan& plan) {
 // Out of core, the default is tiles moved by the copy engines both ways. A band of input rows
 // writes a segment into every output row; with rows 256 KiB apart over 16 GiB, the SMs' writes
 // beside the copy going up reach 64% of the bus on an H200, 2D copies of 64 KiB rows both ways 95%
-// (build/bus_probe; docs/results/session6). A tile of R rows x C columns goes up as C-element rows
+// (make bus-probe). A tile of R rows x C columns goes up as C-element rows
 // and down as R-element rows: wide rows both ways keep the copy engines at the bus's speed. 65536 x
-// 131072 float32 through 2 GiB (session 6, H200): tiles of 16384 x 8192 on 2 streams 92.7% of the
+// 131072 float32 through 2 GiB (H200): tiles of 16384 x 8192 on 2 streams 92.7% of the
 // ceiling; 8192 x 8192 on 3 streams 83.6%; 4096 x 8192 63.6%; bands written by the SMs 76.7%.
 constexpr int kOutOfCoreStreams = 2;             // the largest tiles the memory allows
 constexpr std::size_t kTileRowBytes = 32 << 10;  // tile rows this wide going up, at least this
@@ -183,7 +183,7 @@ PiecePlan plan_pieces(const PipelineRequest& request, std::string* why) {
   // The ramp, only where asked for: filling and draining the pipeline take about one piece's time
   // each, and a ramp cuts the first and the last band into smaller pieces; but where the output
   // spans 1 GiB the SMs took nearly as long to write a piece of 32 rows down as one of 256, and
-  // the ramp measured slower on both GPUs (README, session 7), so by default the bands stay equal.
+  // the ramp measured slower on both GPUs, so by default the bands stay equal.
   const int ramp = request.ramp;
   const std::int64_t band = rows / pieces;
   if (ramp > 0) {

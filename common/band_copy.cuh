@@ -21,7 +21,7 @@ constexpr std::size_t kWidestWord = 16;
 constexpr int kMaxThreads = 256;
 // A block has at least this many threads: rows narrower than that many words are copied several
 // at a time instead of leaving most of a warp idle (H100, CUDA.v8_streams' 16-row float64 pieces,
-// 128-byte rows: 0.165 ms down before, 0.034 ms after; README of CUDA.v8_streams, session 7).
+// 128-byte rows: about five times faster down on an H100).
 constexpr int kMinThreads = 64;
 
 struct alignas(16) Word16 {
