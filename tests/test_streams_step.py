@@ -12,7 +12,7 @@ from conftest import (DTYPES, ELEM_BYTES, EXIT_NO_MEMORY, EXIT_SKIPPED, EXIT_USA
                       gpu_unavailable_reason, run)
 
 STEP = "CUDA.v8_streams"
-PLOT = ROOT / STEP / "plot_timeline.py"
+PLOT = ROOT / "transpose_lab" / "plot_timeline.py"
 TIMELINE_COLUMNS = ["piece", "stream", "first_row", "rows", "up_start_ms", "up_end_ms",
                     "kernel_start_ms", "kernel_end_ms", "down_start_ms", "down_end_ms",
                     "first_col", "cols"]

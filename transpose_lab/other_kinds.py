@@ -14,7 +14,7 @@ streams (make streams): for each case, CUDA.v8_streams with the SMs writing the 
 ceilings (the overlapped bus, the serial round trip of the last kernel step), and CPU.omp blocked
 at the same size and type: DIR/streams.csv. The first case also runs from pageable host memory
 (DIR/streams_pageable.log) and writes the timeline of every piece (DIR/streams_timeline.csv and
-.png, CUDA.v8_streams/plot_timeline.py).
+.png, transpose_lab/plot_timeline.py).
 
 streams-sweep (make streams-sweep): how the pipeline's two knobs were chosen: CUDA.v8_streams
 at the first case for every --streams K and --down-blocks B of the lists: DIR/streams_sweep.csv
@@ -44,11 +44,17 @@ from pathlib import Path
 from transpose_lab.results_csv import DTYPES, positive_int
 from transpose_lab.run_steps import classify
 
+from transpose_lab import lab
 from transpose_lab.lab import ROOT  # noqa: E402
-PIPELINE = ROOT / "CUDA.v8_streams" / "transpose"
-DISTRIBUTED = ROOT / "CUDA.v9_multigpu" / "transpose"
-LAST_KERNEL_STEP = ROOT / "CUDA.v7_packed" / "transpose"
-CPU = ROOT / "CPU.omp" / "transpose"
+# The steps, as the Makefiles declare them: the one-GPU row is the kernel the distributed step runs.
+PIPELINE_STEP = lab.steps("PIPELINE_STEPS")[0]
+DISTRIBUTED_STEP = lab.steps("DISTRIBUTED_STEPS")[0]
+ONE_GPU_STEP = lab.step_kernel(DISTRIBUTED_STEP) or lab.last_step()
+CPU_STEP = lab.steps("CPU_STEPS")[0]
+PIPELINE = ROOT / PIPELINE_STEP / "transpose"
+DISTRIBUTED = ROOT / DISTRIBUTED_STEP / "transpose"
+LAST_KERNEL_STEP = ROOT / ONE_GPU_STEP / "transpose"
+CPU = ROOT / CPU_STEP / "transpose"
 DEFAULT_CASES = ["16384x16384:float32", "8192x8192:float64", "8192x8192:float32"]
 PAGEABLE_REPS = 3  # pageable runs are 10x slower: three are enough for a median
 OUT_OF_CORE_REPS = 3
@@ -101,28 +107,27 @@ def streams(results, cases, runs):
     for index, (rows, cols, dtype) in enumerate(cases):
         size = [rows, cols, "--dtype", dtype]
         for down in ("kernel", "copy-engine"):
-            runs(f"CUDA.v8_streams {rows}x{cols} {dtype} --down {down}",
+            runs(f"{PIPELINE_STEP} {rows}x{cols} {dtype} --down {down}",
                  [PIPELINE, *size, "--down", down, "--csv", csv])
-        runs(f"CPU.omp blocked {rows}x{cols} {dtype}",
+        runs(f"{CPU_STEP} blocked {rows}x{cols} {dtype}",
              [CPU, *size, "--variant", "blocked", "--reps", 5, "--csv", csv],
              env={"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"})
         if index == 0:
-            runs(f"CUDA.v8_streams {rows}x{cols} {dtype} pageable",
+            runs(f"{PIPELINE_STEP} {rows}x{cols} {dtype} pageable",
                  [PIPELINE, *size, "--host-memory", "pageable", "--reps", PAGEABLE_REPS,
                   "--csv", csv], log=results / "streams_pageable.log")
             timeline = results / "streams_timeline.csv"
-            if runs(f"CUDA.v8_streams {rows}x{cols} {dtype} timeline",
+            if runs(f"{PIPELINE_STEP} {rows}x{cols} {dtype} timeline",
                     [PIPELINE, *size, "--reps", 3, "--timeline", timeline]) == 0:
-                runs("timeline picture", [sys.executable, ROOT / "CUDA.v8_streams" /
-                                          "plot_timeline.py", timeline, "-o",
-                                          results / "streams_timeline.png"])
+                runs("timeline picture", [sys.executable, "-m", "transpose_lab.plot_timeline",
+                                          timeline, "-o", results / "streams_timeline.png"])
 
 
 def streams_sweep(results, case, streams_list, blocks_list, runs):
     rows, cols, dtype = case
     for streams_count in streams_list:
         for blocks in blocks_list:
-            runs(f"CUDA.v8_streams {rows}x{cols} {dtype} --streams {streams_count} "
+            runs(f"{PIPELINE_STEP} {rows}x{cols} {dtype} --streams {streams_count} "
                  f"--down-blocks {blocks}",
                  [PIPELINE, rows, cols, "--dtype", dtype, "--streams", streams_count,
                   "--down-blocks", blocks, "--csv", results / "streams_sweep.csv"])
@@ -130,7 +135,7 @@ def streams_sweep(results, case, streams_list, blocks_list, runs):
 
 def out_of_core(results, shape, device_mem, runs):
     rows, cols, dtype = shape
-    runs(f"CUDA.v8_streams {rows}x{cols} {dtype} --device-mem {device_mem}",
+    runs(f"{PIPELINE_STEP} {rows}x{cols} {dtype} --device-mem {device_mem}",
          [PIPELINE, rows, cols, "--dtype", dtype, "--device-mem", device_mem,
           "--reps", OUT_OF_CORE_REPS, "--csv", results / "out_of_core.csv"],
          log=results / "out_of_core.log")
@@ -181,15 +186,15 @@ def multigpu(results, sizes, dtypes, gpu_counts, reps, runs):
             common = [n, n, "--dtype", dtype, "--csv", csv] + (["--reps", reps] if reps else [])
             for g in counts:
                 name = f"{n}x{n}_{dtype}_gpus{g}"
-                runs(f"CUDA.v9_multigpu {n}x{n} {dtype} --gpus {g}",
+                runs(f"{DISTRIBUTED_STEP} {n}x{n} {dtype} --gpus {g}",
                      [DISTRIBUTED, *common, "--gpus", g], log=logs / f"{name}_single.log",
                      env=MULTIGPU_ENV)
                 if mpirun is not None and not runs.skipped:
-                    runs(f"mpirun -np {g} CUDA.v9_multigpu {n}x{n} {dtype}",
+                    runs(f"mpirun -np {g} {DISTRIBUTED_STEP} {n}x{n} {dtype}",
                          [*mpi_command(mpirun, g), DISTRIBUTED, *common],
                          log=logs / f"{name}_mpi.log",
                          env={**MULTIGPU_ENV, "OMP_NUM_THREADS": str(max(1, cores // g))})
-            runs(f"CUDA.v7_packed {n}x{n} {dtype} (one GPU)", [LAST_KERNEL_STEP, *common],
+            runs(f"{ONE_GPU_STEP} {n}x{n} {dtype} (one GPU)", [LAST_KERNEL_STEP, *common],
                  log=logs / f"{n}x{n}_{dtype}_one_gpu.log")
 
 

@@ -19,8 +19,8 @@ from matplotlib import colormaps  # noqa: E402  (after plot_style chose the back
 from .results_csv import (DTYPES, NothingToPlot, dtypes_in_order, only_device, read_results,
                           run_plot, shape, usable_rows)
 
-STEP = "CUDA.v9_multigpu"
-ONE_GPU_STEP = "CUDA.v7_packed"
+# The distributed rows by their kind; the one-GPU rows are the kernel step run beside them.
+DISTRIBUTED_KIND, ONE_GPU_KIND = "distributed", "kernel"
 VARIANT = re.compile(r"^gpus=(\d+) (single-process|mpi)$")
 MODE_STYLE = {"single-process": "-", "mpi": "--"}
 MODE_LABEL = {"single-process": "one process", "mpi": "mpirun, a process per GPU"}
@@ -31,10 +31,10 @@ def multigpu_rows(rows):
     the figures derived from the CSV: the all-to-all's time from its bandwidth, and the exchange
     as nccl-tests reports an all-to-all (algbw = bytes per GPU / time, busbw = algbw (G-1)/G)."""
     one_gpu = {(row["dtype"], shape(row)): row["median_ms"] for row in rows
-               if row["step"] == ONE_GPU_STEP}
+               if row["kind"] == ONE_GPU_KIND}
     runs = []
     for row in rows:
-        match = VARIANT.match(row["variant"]) if row["step"] == STEP else None
+        match = VARIANT.match(row["variant"]) if row["kind"] == DISTRIBUTED_KIND else None
         if not match:
             continue
         gpus, mode = int(match.group(1)), match.group(2)
@@ -73,7 +73,7 @@ def markdown_table(runs):
 def draw(csv_path, out, table=None):
     runs = multigpu_rows(usable_rows(read_results(csv_path), csv_path))
     if not runs:
-        raise NothingToPlot(f"{csv_path} has no verified {STEP} rows on real GPUs")
+        raise NothingToPlot(f"{csv_path} has no verified rows of a distributed step on real GPUs")
     device = only_device(runs, "GPU", csv_path)
     if table == "-":
         sys.stdout.write(markdown_table(runs))
@@ -107,7 +107,7 @@ def draw(csv_path, out, table=None):
         axis.set_xticklabels([str(g) for g in counts])
         axis.set_xlabel("GPUs")
     plain_log_axis(time_axis, "y")
-    time_axis.set_ylabel("time of one transpose (ms, log scale); x: CUDA.v7_packed on one GPU")
+    time_axis.set_ylabel("time of one transpose (ms, log scale); x: the kernel step on one GPU")
     share_axis.set_ylabel("% of the same-run NCCL all-to-all of the same bytes")
     share_axis.axhline(100, color=IDEAL_COLOR, linewidth=0.8)
     share_axis.set_ylim(0, max(110, max((r["pct"] for r in runs if r["gpus"] > 1), default=0)

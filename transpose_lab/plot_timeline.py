@@ -1,7 +1,7 @@
-"""Draws the timeline of one CUDA.v8_streams run: three lanes per stream (up, kernel, down), one bar
+"""Draws the timeline of one host-pipeline run (CUDA.v8_streams): three lanes per stream (up, kernel, down), one bar
 per piece, from the CSV that `./transpose ... --timeline FILE` writes (CUDA event times in ms).
 
-    python3 plot_timeline.py timeline.csv -o timeline.png [--title TEXT]
+    python -m transpose_lab.plot_timeline timeline.csv -o timeline.png [--title TEXT]
 
 A recorded start is the moment the stream reached the stage. A copy can then still wait for its
 copy engine, busy with another stream's copy in the same direction: the part of a copy bar before
@@ -97,7 +97,7 @@ def main(argv=None):
     try:
         pieces = read_timeline(args.timeline)
     except (OSError, ValueError) as error:
-        print(f"plot_timeline.py: error: {error}", file=sys.stderr)
+        print(f"plot_timeline: error: {error}", file=sys.stderr)
         return 1
     plot(pieces, args.output, args.title)
     print(f"wrote {args.output}")
