@@ -125,8 +125,8 @@ __device__ int realign_cell(int out_row_local, int g) {
 
 // At least two blocks an SM, one loading while the other stores; three for 2-byte elements, whose
 // smaller tile leaves room for them (measured on an H200 at 8191 x 8193, float16: 80.4% of the copy
-// at three, 75.9% at two; uint8 drops from 59.3% to 54.0% at three: docs/results/session3/; the
-// v7_realign_* probes of make probes measure them again).
+// at three, 75.9% at two; uint8 drops from 59.3% to 54.0% at three; the v7_realign_* probes of
+// make probes measure them again).
 template <class T>
 constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;
 template <class T, int kGroups>
@@ -226,7 +226,7 @@ template <class T>
 LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   // 16-byte elements gain nothing from packing (N = 1): v6's kernel, with its sector cut, on every
   // shape (H200, complex128: 97.5% of the copy at 1024 x 65536 against 95.8% packed, within 0.6%
-  // on the other aligned shapes; docs/results/session4/c128_probe.csv).
+  // on the other aligned shapes).
   if constexpr (sizeof(T) < 16) {
     constexpr int N = VECTOR_BYTES / sizeof(T);
     const bool vectors = reinterpret_cast<Address>(in) % VECTOR_BYTES == 0 &&

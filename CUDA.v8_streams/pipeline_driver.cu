@@ -65,7 +65,7 @@ const char* const kPipelineUsage =
     "  --plan             print how the matrix would be cut, then exit (no GPU needed; without\n"
     "                     --device-mem the plan assumes the default's upper bound, 2 GiB)\n"
     "  --timeline FILE    write when each piece went up, was transposed and came down (CSV;\n"
-    "                     draw it with CUDA.v8_streams/plot_timeline.py)\n";
+    "                     draw it with python -m transpose_lab.plot_timeline)\n";
 
 struct PipelineOptions {
   int streams = 0;             // 0: the step's default

@@ -18,7 +18,7 @@ constexpr int kMaxReps = 100000;             // beyond this a typo is more likel
 constexpr std::size_t kFallbackCacheBytes = std::size_t{32} << 20;
 constexpr const char* kStreamingStoresVariable = "LAB_STREAMING_STORES";  // on, off, auto
 
-// Exit codes every program shares (tests and tools/run_steps.py rely on them).
+// Exit codes every program shares (tests and transpose_lab/run_steps.py rely on them).
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;    // verification failed or a runtime error
 constexpr int kExitUsage = 2;     // bad command line

@@ -1,5 +1,5 @@
 // What every program prints: a human table on stdout and, with --csv, one row per measurement in
-// the one schema that tools/ and plots/ read (plots/results_csv.py holds the same column list).
+// the one schema that the tools read (transpose_lab/results_csv.py holds the same column list).
 #pragma once
 
 #include <cstdint>
