@@ -9,6 +9,9 @@
 //   - the serial end to end of the kernel step it reuses (up, transpose, down, one after another),
 //     when the whole matrix fits in device memory.
 // No L2 flush: the data comes from host memory every time, and the kernel is a small part of it.
+// Verified (docs/verification.md): every fill's first run of the pipeline, the serial reference's
+// first run, and the last timed run of each of the two, into an output poisoned from the fill just
+// before it and checked before the next piece (the bus ceiling writes the same output) runs.
 #include <cuda_profiler_api.h>
 
 #include <algorithm>
@@ -349,7 +352,8 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
     CUDA_CHECK(cudaMemcpyAsync(host.out, serial_out, bytes, cudaMemcpyDeviceToHost, origin));
   };
 
-  // Correct first: for every fill, one pipeline run into a poisoned output, verified bitwise.
+  // Correct first: for every fill, one pipeline run into a poisoned output (poisoned from the
+  // fill), verified bitwise.
   const lab::Verification first_check =
       lab::verify_every_fill(dtype, host.in, host.out, rows, cols, [&] {
         run_pipeline();
@@ -358,7 +362,7 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
   if (!first_check.ok()) fail_verification("first run", first_check);
   lab::Verification serial_check;
   if (serial_fits) {
-    lab::poison_bytes(host.out, bytes);
+    lab::poison_output(host.out, rows, cols, dtype, 0);
     serial();
     CUDA_CHECK(cudaStreamSynchronize(origin));
     serial_check = lab::verify_transpose(host.out, host.in, rows, cols);
@@ -371,21 +375,41 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
   CUDA_CHECK(cudaStreamSynchronize(origin));
   CUDA_CHECK(cudaProfilerStop());
 
-  // The pipeline and its references, timed alternately (CUDA events on origin around each).
-  const std::vector<double> ms =
-      serial_fits ? lab::median_event_ms(
-                        options.reps, origin, [] {}, run_pipeline, bus_ceiling, serial)
-                  : lab::median_event_ms(
-                        options.reps, origin, [] {}, run_pipeline, bus_ceiling);
+  // The pipeline and its references, timed alternately (CUDA events on origin around each). All
+  // three write host.out: the last timed run of the pipeline (piece 0) and of the serial
+  // reference (piece 2) each get an output poisoned just before it and are verified right after.
+  constexpr std::size_t kPipelinePiece = 0, kSerialPiece = 2;
+  lab::Verification timed_check, serial_timed_check;
+  auto poison_before = [&](std::size_t piece) {
+    if (piece == kPipelinePiece || piece == kSerialPiece)
+      lab::poison_output(host.out, rows, cols, dtype, 0);
+  };
+  auto verify_after = [&](std::size_t piece) {
+    if (piece == kPipelinePiece) timed_check = lab::verify_transpose(host.out, host.in, rows, cols);
+    if (piece == kSerialPiece)
+      serial_timed_check = lab::verify_transpose(host.out, host.in, rows, cols);
+  };
+  const std::vector<double> ms = serial_fits ? lab::median_event_ms_checked(
+                                                   options.reps, origin, [] {}, poison_before,
+                                                   verify_after, run_pipeline, bus_ceiling, serial)
+                                             : lab::median_event_ms_checked(
+                                                   options.reps, origin, [] {}, poison_before,
+                                                   verify_after, run_pipeline, bus_ceiling);
   const double pipeline_ms = ms[0], ceiling_ms = ms[1], serial_ms = serial_fits ? ms[2] : -1;
+  if (!timed_check.ok()) fail_verification("last timed run", timed_check);
+  if (serial_fits && !serial_timed_check.ok())
+    fail_verification("serial reference, last timed run", serial_timed_check);
 
-  // The last run is verified too, and gives the timeline.
-  lab::poison_bytes(host.out, bytes);
-  pipe.enqueue(host.in, host.out, origin, !pipeline.timeline_path.empty());
-  CUDA_CHECK(cudaStreamSynchronize(origin));
-  const lab::Verification final_check = lab::verify_transpose(host.out, host.in, rows, cols);
-  if (!final_check.ok()) fail_verification("after timing", final_check);
-  if (!pipeline.timeline_path.empty()) write_timeline(pipeline.timeline_path, pipe.timeline());
+  // The timeline comes from one more run, verified too.
+  lab::Verification timeline_check;
+  if (!pipeline.timeline_path.empty()) {
+    lab::poison_output(host.out, rows, cols, dtype, 0);
+    pipe.enqueue(host.in, host.out, origin, true);
+    CUDA_CHECK(cudaStreamSynchronize(origin));
+    timeline_check = lab::verify_transpose(host.out, host.in, rows, cols);
+    if (!timeline_check.ok()) fail_verification("timeline run", timeline_check);
+    write_timeline(pipeline.timeline_path, pipe.timeline());
+  }
 
   // The report: the pipeline's row and, when measured, the serial reference's.
   const LaunchShape piece_shape = pipe.piece_launch();
@@ -447,9 +471,15 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
                         " end to end: the whole matrix up, transposed, down, on one stream"
                   : "serial   not measured: in and out, " + lab::format_bytes(2 * bytes) +
                         ", do not fit in device memory: that is what the pieces are for",
-      "check    first run " + first_check.describe(),
-      "         after timing " + final_check.describe()};
-  if (serial_fits) context.push_back("         serial reference " + serial_check.describe());
+      "check    first run of each fill: " + first_check.describe(),
+      "         last timed run (fill 1): " + timed_check.describe()};
+  if (serial_fits) {
+    context.push_back("         serial reference, first run (fill 1): " + serial_check.describe());
+    context.push_back("         serial reference, last timed run (fill 1): " +
+                      serial_timed_check.describe());
+  }
+  if (!pipeline.timeline_path.empty())
+    context.push_back("         timeline run (fill 1): " + timeline_check.describe());
   lab::print_context(std::string(STEP_NAME) + ": " + kStepSummary, context);
   std::vector<lab::TableRow> table;
   for (const lab::Measurement& row : measured) table.push_back(lab::table_row(row));

@@ -37,18 +37,25 @@ void warm_up(Run&& run) {
 // Each timed run follows an untimed run of the same piece: a piece must not inherit another's
 // cache state. (The naive transpose leaves hundreds of MB of modified lines in a large L3; the
 // piece after it would pay to write them back.)
+// before_last(p) runs ahead of piece p's last untimed-then-timed pair, after_last(p) after it,
+// both untimed: pieces that share an output poison it and verify the last timed run there.
 inline std::vector<double> median_cpu_ms_alternating(
-    const std::vector<std::function<void()>>& pieces, int reps) {
+    const std::vector<std::function<void()>>& pieces, int reps,
+    const std::function<void(std::size_t)>& before_last = nullptr,
+    const std::function<void(std::size_t)>& after_last = nullptr) {
   warm_up([&] {
     for (const auto& piece : pieces) piece();
   });
   std::vector<std::vector<double>> times_ms(pieces.size());
   for (int i = 0; i < reps; ++i) {
     for (std::size_t p = 0; p < pieces.size(); ++p) {
+      const bool last = i == reps - 1;
+      if (last && before_last) before_last(p);
       pieces[p]();
       const auto start = std::chrono::steady_clock::now();
       pieces[p]();
       times_ms[p].push_back(elapsed_ms(start));
+      if (last && after_last) after_last(p);
     }
   }
   std::vector<double> medians;

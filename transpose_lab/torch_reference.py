@@ -10,12 +10,14 @@ For each dtype (torch names: uint8 float16 bfloat16 float32 float64 complex64 co
   holds bits that depend on its position; a type narrower than the position (uint8: 256 values)
   is checked once per fill, fill f holding the f-th "digit" of the position (as common/matrix.hpp
   does), so that any element read from the wrong place differs in at least one fill. The output's
-  memory is poisoned (0xFF bytes) just before the call (the caching allocator hands the freed
-  block back), and every element of `out` is compared, bitwise, with an independent gather of
-  x's flat storage at index r * cols + c.
+  memory is poisoned just before the call with the bitwise complement of every element's expected
+  value (never a constant byte: 0xFF is a real uint8 value), in a block the caching allocator then
+  hands back for the output (checked by its address), and every element of `out` is compared,
+  bitwise, with an independent gather of x's flat storage at index r * cols + c.
 - Then timed: CUDA events around each call, median of --reps calls after warm-up, alternating
   with the same-run ceiling, a device-to-device copy of the same bytes (`out.copy_(x)` of two
-  contiguous tensors: cudaMemcpyAsync). Before each timed call the L2 cache is overwritten
+  contiguous tensors: cudaMemcpyAsync). The last timed call's output is poisoned the same way
+  and verified. Before each timed call the L2 cache is overwritten
   (a zero_() of an L2-sized buffer, outside the events, as NVIDIA's nvbench does), and a short
   spin kernel ahead of it keeps the GPU busy while Python enqueues the call, so that the events
   time the GPU's work rather than the interpreter.
@@ -45,7 +47,6 @@ FALLBACK_L2_BYTES = 128 << 20  # where torch does not report the L2 size: more t
 SPIN_CYCLES = 200_000  # about 0.1 ms of GPU clock: longer than Python takes to enqueue a call
 GATHER_CHUNK = 1 << 25  # output elements compared at a time: bounds the index tensor's memory
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_MEMORY, EXIT_SKIPPED = 0, 1, 2, 3, 77
-POISON_BYTE = 0xFF
 
 
 def parse_args(argv):
@@ -155,34 +156,62 @@ class Reference:
         assert x.shape == (rows, cols) and x.is_contiguous()
         return x, words
 
-    def poisoned_transpose(self, x):
-        """x.t().contiguous() into memory that held 0xFF bytes just before: a block of the same
-        size is poisoned and freed, and the caching allocator hands it back for the output."""
+    def output_chunks(self, rows, cols):
+        """(c0, c1, index): output rows c0 .. c1 - 1 at a time, index the flat input element
+        (r * cols + c) of each of their elements, in output order."""
         torch = self.torch
-        poison = torch.empty(x.numel() * x.element_size(), dtype=torch.uint8, device=self.device)
-        poison.fill_(POISON_BYTE)
-        del poison
-        out = x.t().contiguous()
+        row_step = max(1, GATHER_CHUNK // max(rows, 1))
+        r_index = torch.arange(rows, dtype=torch.int64, device=self.device) * cols
+        for c0 in range(0, cols, row_step):
+            c1 = min(cols, c0 + row_step)
+            c_index = torch.arange(c0, c1, dtype=torch.int64, device=self.device)
+            yield c0, c1, (c_index[:, None] + r_index[None, :]).reshape(-1)
+
+    def poison_block(self, words, rows, cols):
+        """The address of a freed block of the output's size that holds the complement of every
+        expected output element: the cache is emptied first, so that the caching allocator hands
+        this block back for the next allocation of that size."""
+        torch = self.torch
         torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        per_element = words.shape[1] // cols
+        flat = words.reshape(rows * cols, per_element)
+        poison = torch.empty((cols * rows, per_element), dtype=words.dtype, device=self.device)
+        for c0, c1, index in self.output_chunks(rows, cols):
+            poison[c0 * rows:c1 * rows] = torch.bitwise_not(flat[index])
+        torch.cuda.synchronize()
+        address = poison.data_ptr()
+        del poison
+        return address
+
+    @staticmethod
+    def require_poisoned(out, address):
+        if out.data_ptr() != address:
+            raise RuntimeError("the output did not reuse the poisoned block: the check would not "
+                               "see an element left unwritten")
+
+    def poisoned_transpose(self, x, words, rows, cols):
+        """x.t().contiguous() into memory that held, just before, the complement of every expected
+        output element (poison_block)."""
+        if x.t().is_contiguous():  # 1 x N or N x 1: no copy is made, out is x itself
+            return x.t().contiguous()
+        address = self.poison_block(words, rows, cols)
+        out = x.t().contiguous()
+        self.torch.cuda.synchronize()
+        self.require_poisoned(out, address)
         return out
 
     def verify(self, out, words, rows, cols):
         """(wrong, checked, first) for out (cols x rows) against words, x's integer storage:
         out[c, r] must have the bits of flat element r * cols + c. first: None or
         (output row, output col, got, want) of the first wrong element, in hex."""
-        torch = self.torch
         per_element = words.shape[1] // cols
         flat = words.reshape(rows * cols, per_element)
         # out is contiguous, but a 1 x N or N x 1 result may be x itself with a stride of N on a
         # dimension of size 1: flattened first, it views as words whatever the element size.
         got_all = out.reshape(-1).view(words.dtype).reshape(cols * rows, per_element)
         wrong, first = 0, None
-        row_step = max(1, GATHER_CHUNK // max(rows, 1))
-        r_index = torch.arange(rows, dtype=torch.int64, device=self.device) * cols
-        for c0 in range(0, cols, row_step):  # output rows c0 .. c1 - 1
-            c1 = min(cols, c0 + row_step)
-            c_index = torch.arange(c0, c1, dtype=torch.int64, device=self.device)
-            index = (c_index[:, None] + r_index[None, :]).reshape(-1)  # r * cols + c
+        for c0, c1, index in self.output_chunks(rows, cols):  # output rows c0 .. c1 - 1
             want = flat[index]
             got = got_all[c0 * rows:c1 * rows]
             bad = (got != want).any(dim=1)
@@ -201,9 +230,10 @@ class Reference:
 
     # --- Timing.
 
-    def median_event_ms(self, reps, *work):
+    def median_event_ms(self, reps, *work, before_last=None):
         """Medians of event-timed runs of each piece of work, alternating (a, b, a, b, ...),
-        after warm-up; the L2 is flushed before each timed piece, outside the events."""
+        after warm-up; the L2 is flushed before each timed piece, outside the events.
+        before_last(i), if given, runs ahead of piece i's last timed run (outside the events)."""
         torch = self.torch
         start_time, runs = time.perf_counter(), 0
         while runs < WARMUP_RUNS or (time.perf_counter() - start_time) * 1e3 < MIN_WARMUP_MS:
@@ -214,8 +244,10 @@ class Reference:
         start = torch.cuda.Event(enable_timing=True)
         stop = torch.cuda.Event(enable_timing=True)
         times = [[] for _ in work]
-        for _ in range(reps):
-            for piece, piece_times in zip(work, times):
+        for rep in range(reps):
+            for i, (piece, piece_times) in enumerate(zip(work, times)):
+                if before_last is not None and rep == reps - 1:
+                    before_last(i)
                 if self.spin is not None:
                     self.spin(SPIN_CYCLES)  # busy GPU while the rest is enqueued
                 self.flush_buffer.zero_()
@@ -234,7 +266,7 @@ def measure(ref, dtype, rows, cols, reps):
     fills, digit_bits = ref.fills_needed(elem_bytes, rows * cols)
     for fill in range(fills - 1, -1, -1):  # the last one filled, fill 0, is the one timed
         x, words = ref.make_input(dtype, rows, cols, fill, digit_bits)
-        out = ref.poisoned_transpose(x)
+        out = ref.poisoned_transpose(x, words, rows, cols)
         wrong, checked, first = ref.verify(out, words, rows, cols)
         if wrong:
             raise VerificationFailed(dtype, fill, fills, wrong, checked, first)
@@ -255,11 +287,21 @@ def measure(ref, dtype, rows, cols, reps):
     def copy():
         copy_out.copy_(x)
 
-    transpose_ms, copy_ms = ref.median_event_ms(reps, transpose, copy)
+    def poison_last_output(piece):
+        """Ahead of the last timed transpose: the earlier outputs freed, the block it will get
+        poisoned (a block of earlier correct outputs would hide an element left unwritten)."""
+        if piece == 0 and not x.t().is_contiguous():
+            results.pop("out", None)
+            results["poisoned at"] = ref.poison_block(words, rows, cols)
+
+    transpose_ms, copy_ms = ref.median_event_ms(reps, transpose, copy,
+                                                before_last=poison_last_output)
     torch.cuda.synchronize()
+    if "poisoned at" in results:
+        ref.require_poisoned(results["out"], results["poisoned at"])
     wrong, checked, first = ref.verify(results.pop("out"), words, rows, cols)
     if wrong:
-        raise VerificationFailed(dtype, 0, 1, wrong, checked, first, when="after timing")
+        raise VerificationFailed(dtype, 0, 1, wrong, checked, first, when="last timed call")
     del copy_out, x, words
 
     if transpose_ms <= 0 or copy_ms <= 0:
