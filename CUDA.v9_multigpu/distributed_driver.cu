@@ -7,7 +7,9 @@
 // output bands are poisoned, the step runs once, and every rank verifies its own output band
 // bitwise; then the step and its ceiling, the all-to-all of the same bytes without transposes,
 // are timed alternately (L2 flushed before each), and the kernel step the step links is timed
-// alone on the whole matrix on one GPU for comparison.
+// alone on the whole matrix on one GPU for comparison. The output bands are poisoned again before
+// the last timed run of the step, which every rank verifies before the ceiling (it writes the same
+// bands) runs; the single-GPU run's last timed launch is verified too (docs/verification.md).
 #include <nccl.h>
 #include <unistd.h>
 
@@ -194,6 +196,16 @@ void fill_band(T* band, const Decomposition& plan, int g, const lab::Dtype& type
   const Index first = plan.row_begin(g) * plan.cols, count = plan.band_rows(g) * plan.cols;
 #pragma omp parallel for schedule(static)
   for (Index i = 0; i < count; ++i) band[i] = lab::fill_value<T>(type, fill, first + i);
+}
+
+// Output band of rank g, each element the poison of the value it must receive in `fill`.
+template <class T>
+void poison_band(T* band, const Decomposition& plan, int g, const lab::Dtype& type, int fill) {
+  const Index c0 = plan.col_begin(g), band_cols = plan.band_cols(g), rows = plan.rows;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (Index c = 0; c < band_cols; ++c)
+    for (Index r = 0; r < rows; ++r)
+      band[c * rows + r] = lab::poison_value<T>(type, fill, r * plan.cols + c0 + c);
 }
 
 std::string hex(const void* bits, int bytes) {
@@ -489,23 +501,30 @@ double timed_run(Team& team, std::vector<Buffers>& buffers, Enqueue&& enqueue) {
 
 // ---- One run, verified on every rank ----
 
+// Every rank's output band poisoned for `fill`: made on the host, copied to the device (the host
+// band is then overwritten only by the copy back of a verified run). Enqueued on each compute
+// stream.
 template <class T>
-void run_once_verified(Team& team, std::vector<Buffers>& buffers, const lab::Dtype& dtype, int fill,
-                       int fills, const char* when) {
+void poison_output_bands(Team& team, std::vector<Buffers>& buffers, const lab::Dtype& dtype,
+                         int fill) {
   const Decomposition& plan = team.plan;
   for (std::size_t i = 0; i < team.local.size(); ++i) {
     Rank& me = team.local[i];
     CUDA_CHECK(cudaSetDevice(me.device));
-    const std::size_t in_bytes = plan.bytes(plan.band_rows(me.rank) * plan.cols);
-    const std::size_t out_bytes = plan.bytes(plan.band_cols(me.rank) * plan.rows);
-    if (fill >= 0) {
-      fill_band(reinterpret_cast<T*>(buffers[i].host_in.get()), plan, me.rank, dtype, fill);
-      CUDA_CHECK(cudaMemcpyAsync(me.in, buffers[i].host_in.get(), in_bytes, cudaMemcpyHostToDevice,
-                                 me.compute));
-    }
-    CUDA_CHECK(cudaMemsetAsync(me.out, lab::kPoisonByte, out_bytes, me.compute));
+    CUDA_CHECK(cudaStreamSynchronize(me.compute));  // the host band may still be copied from
+    poison_band(reinterpret_cast<T*>(buffers[i].host_out.get()), plan, me.rank, dtype, fill);
+    CUDA_CHECK(cudaMemcpyAsync(me.out, buffers[i].host_out.get(),
+                               plan.bytes(plan.band_cols(me.rank) * plan.rows),
+                               cudaMemcpyHostToDevice, me.compute));
   }
-  lab::enqueue_distributed_transpose<T>(team);
+}
+
+// Every rank copies its output band back and verifies it (the input holds `fill`); all ranks
+// leave together when one fails.
+template <class T>
+void verify_output_bands(Team& team, std::vector<Buffers>& buffers, const lab::Dtype& dtype,
+                         int fill, int fills, const char* when) {
+  const Decomposition& plan = team.plan;
   for (std::size_t i = 0; i < team.local.size(); ++i) {
     Rank& me = team.local[i];
     CUDA_CHECK(cudaSetDevice(me.device));
@@ -518,8 +537,8 @@ void run_once_verified(Team& team, std::vector<Buffers>& buffers, const lab::Dty
   for (std::size_t i = 0; i < team.local.size(); ++i) {
     const Rank& me = team.local[i];
     lab::Verification check = verify_band(reinterpret_cast<const T*>(buffers[i].host_out.get()),
-                                          plan, me.rank, dtype, fill >= 0 ? fill : 0);
-    check.fill = fill >= 0 ? fill : 0;
+                                          plan, me.rank, dtype, fill);
+    check.fill = fill;
     check.fills = fills;
     if (check.ok()) continue;
     std::fprintf(stderr, "%s (%s): rank %d of %d (GPU %d), output rows [%lld, %lld): %s\n",
@@ -529,6 +548,25 @@ void run_once_verified(Team& team, std::vector<Buffers>& buffers, const lab::Dty
     code = lab::kExitFailed;
   }
   agree_or_leave(code);
+}
+
+// The first run of one fill: every rank's input band filled, its output band poisoned, the step
+// run once and every band verified.
+template <class T>
+void run_once_verified(Team& team, std::vector<Buffers>& buffers, const lab::Dtype& dtype, int fill,
+                       int fills, const char* when) {
+  const Decomposition& plan = team.plan;
+  for (std::size_t i = 0; i < team.local.size(); ++i) {
+    Rank& me = team.local[i];
+    CUDA_CHECK(cudaSetDevice(me.device));
+    fill_band(reinterpret_cast<T*>(buffers[i].host_in.get()), plan, me.rank, dtype, fill);
+    CUDA_CHECK(cudaMemcpyAsync(me.in, buffers[i].host_in.get(),
+                               plan.bytes(plan.band_rows(me.rank) * plan.cols),
+                               cudaMemcpyHostToDevice, me.compute));
+  }
+  poison_output_bands<T>(team, buffers, dtype, fill);
+  lab::enqueue_distributed_transpose<T>(team);
+  verify_output_bands<T>(team, buffers, dtype, fill, fills, when);
 }
 
 // ---- The kernel step alone on the whole matrix on one GPU: what several GPUs are up against ----
@@ -564,7 +602,7 @@ SingleGpu time_single_gpu(int device, const lab::Options& options) {
   const lab::Verification check =
       lab::verify_every_fill(dtype, host_in.get(), host_out.get(), rows, cols, [&] {
         CUDA_CHECK(cudaMemcpy(in.get(), host_in.get(), bytes, cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemsetAsync(out.get(), lab::kPoisonByte, bytes, stream));
+        CUDA_CHECK(cudaMemcpy(out.get(), host_out.get(), bytes, cudaMemcpyHostToDevice));
         lab::local_transpose(in.get(), out.get(), rows, cols, stream);
         CUDA_CHECK(cudaStreamSynchronize(stream));
         CUDA_CHECK(cudaMemcpy(host_out.get(), out.get(), bytes, cudaMemcpyDeviceToHost));
@@ -574,9 +612,19 @@ SingleGpu time_single_gpu(int device, const lab::Options& options) {
                  check.describe().c_str());
     std::exit(lab::kExitFailed);
   }
+  // Its last timed launch verified too, into an output poisoned before the series.
+  lab::poison_output(host_out.get(), rows, cols, dtype, 0);
+  CUDA_CHECK(cudaMemcpy(out.get(), host_out.get(), bytes, cudaMemcpyHostToDevice));
   result.ms = lab::median_event_ms(
       options.reps, stream, [&] { flush_l2(stream); },
       [&] { lab::local_transpose(in.get(), out.get(), rows, cols, stream); })[0];
+  CUDA_CHECK(cudaMemcpy(host_out.get(), out.get(), bytes, cudaMemcpyDeviceToHost));
+  const lab::Verification timed = lab::verify_transpose(host_out.get(), host_in.get(), rows, cols);
+  if (!timed.ok()) {
+    std::fprintf(stderr, "%s (the kernel step alone on one GPU, last timed launch): %s\n",
+                 STEP_NAME, timed.describe().c_str());
+    std::exit(lab::kExitFailed);
+  }
   CUDA_CHECK(cudaStreamDestroy(stream));
   return result;
 }
@@ -635,17 +683,19 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
     timed_run(team, buffers, step);
     timed_run(team, buffers, ceiling);
   }
+  // The last timed run of the step is verified before the ceiling, which writes the same output
+  // bands, runs: the bands are poisoned just before it (untimed; the L2 flush follows).
   std::vector<double> step_ms, ceiling_ms;
   for (int i = 0; i < options.reps; ++i) {
+    const bool last = i == options.reps - 1;
+    if (last) poison_output_bands<T>(team, buffers, dtype, 0);
     step_ms.push_back(timed_run(team, buffers, step));
+    if (last) verify_output_bands<T>(team, buffers, dtype, 0, 1, "last timed run");
     ceiling_ms.push_back(timed_run(team, buffers, ceiling));
   }
   max_over_ranks(step_ms);
   max_over_ranks(ceiling_ms);
   const double median_ms = lab::median(step_ms), median_ceiling_ms = lab::median(ceiling_ms);
-
-  // The timed runs' result, verified again (the input still holds fill 0).
-  run_once_verified<T>(team, buffers, dtype, -1, fills, "after timing");
 
   // The kernel step alone on the whole matrix, on rank 0's GPU.
   SingleGpu single;
@@ -698,7 +748,7 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
             (nvls_set_here ? " (set by the program)" : " (from the environment)"),
         "check    first run: every rank's output band verified bitwise" +
             std::string(fills > 1 ? " over " + std::to_string(fills) + " fills" : "") +
-            "; after timing: verified again"};
+            "; the last timed run (fill 1): verified the same way"};
     if (single.ms > 0)
       lines.push_back("1 GPU    " + std::string(STEP_KERNEL_NAME) + " alone on the whole matrix: " +
                       figure("%.4f", single.ms) + " ms; this step takes " +
