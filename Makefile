@@ -1,6 +1,13 @@
 # The transpose lab: from an OpenMP loop on the CPU to a GPU kernel at memory speed.
 # `make` (or `make help`) lists the targets. Set-up (build, Python venv) happens on demand.
 
+# Every core by default (a command-line -j wins); the step makes share these jobs. Goals named
+# together run one after another (`make clean all`; two measurements never share the machine).
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+ifneq ($(word 2,$(MAKECMDGOALS)),)
+.NOTPARALLEL:
+endif
+
 # ---- The progression, written once: every target below derives from these lists. ----
 CPU_STEPS  := CPU.omp
 CUDA_STEPS := CUDA.v1 CUDA.v2 CUDA.v3 CUDA.v4 CUDA.v5_unroll CUDA.v6_locality CUDA.v7_packed
@@ -15,6 +22,10 @@ LAST_STEP := $(lastword $(CUDA_STEPS))
 PIPELINE_STEPS := CUDA.v8_streams
 DISTRIBUTED_STEPS := CUDA.v9_multigpu
 ALL_STEPS := $(STEPS) $(PIPELINE_STEPS) $(DISTRIBUTED_STEPS)
+# A step that links another step's kernel (`STEP_KERNEL := X` in its Makefile) is built after X,
+# so that two makes in parallel never write X's object at once.
+STEP_KERNEL_ORDER := $(shell awk -F ':= *' '/^STEP_KERNEL *:=/ {sub("/Makefile$$", "", FILENAME); \
+  print FILENAME ":" $$2}' $(addsuffix /Makefile,$(ALL_STEPS)) 2>/dev/null)
 
 # ---- Sizes and settings (override on the command line: make run-all ROWS=4096) ----
 ROWS ?= 8192
@@ -78,9 +89,12 @@ help:
 	@echo "Other kinds: host pipeline $(PIPELINE_STEPS), distributed $(DISTRIBUTED_STEPS)"
 	@echo
 	@echo "  make help          this list"
-	@echo "  make all           build every step (CUDA steps need nvcc; CUDA_ARCH=86 to choose)"
+	@echo "  make all           build every step, on every core, one line each (V=1: the commands). CUDA"
+	@echo "                     steps need nvcc; built for the GPU here, else sm_75 plus PTX (CUDA_ARCH=86"
+	@echo "                     to choose; CUDA_ARCH=\"75 80 86 89 90\" for a build that runs fast anywhere)"
 	@echo "  make run-all       run every step at ROWS x COLS (default 8192), one comparison table"
-	@echo "  make test          build, then run the test suite (GPU tests skip without a GPU)"
+	@echo "  make test          build, then run the test suite (GPU tests skip without a GPU, the checks"
+	@echo "                     past 2^32 elements where 10 GB of memory is not free: one line per reason)"
 	@echo "  make scaling       CPU.omp at OMP_NUM_THREADS = 1, 2, 4, ... cores -> results/scaling.csv"
 	@echo "  make sweep         every step over SWEEP_SIZES -> results/sweep.csv"
 	@echo "  make bench         $(LAST_STEP) vs the fastest of cuBLAS and cuBLASLt, as % of the copy, on"
@@ -122,7 +136,8 @@ help:
 	@echo "  make diff STEP=X   what step X changed against the step before it"
 	@echo "  make exercises     exercises/: every step with its lesson lines taken out (FORCE=1 overwrites)"
 	@echo "  make check STEP=X  grade step X (FROM=exercises: its exercise, FROM=DIR: DIR/transpose.cu;"
-	@echo "                     QUICK=1 leaves out the shape past 2^31 elements)"
+	@echo "                     FULL=1 adds the shape past 2^31 elements: 17 GB of memory, minutes);"
+	@echo "                     without a GPU a CUDA step says skipped (the grader itself exits 77)"
 	@echo "  make format        clang-format every C++/CUDA source"
 	@echo "  make clean         remove builds and results"
 	@echo
@@ -138,7 +153,8 @@ all: $(BUILT_STEPS)
 	$(NVCC_NOTE)
 
 $(ALL_STEPS):
-	@$(MAKE) --no-print-directory -C $@
+	@$(MAKE) --no-print-directory --output-sync=target -C $@
+$(foreach rule,$(STEP_KERNEL_ORDER),$(eval $(rule)))
 
 $(VENV)/.ready: requirements.txt
 	@echo "setting up a local Python environment in $(VENV) (first time only)"
@@ -202,7 +218,8 @@ BUS_PROBE := build/bus_probe
 BUS_PROBE_ARCH := $(shell nvidia-smi > /dev/null 2>&1 && echo -arch=native)
 $(BUS_PROBE): tools/bus_probe.cu common/host_memory.cpp $(wildcard common/*.cuh common/*.hpp)
 	@mkdir -p build
-	$(if $(NVCC),$(NVCC) -O3 -std=c++17 $(BUS_PROBE_ARCH) -o $@ $(filter %.cu %.cpp,$^),@echo "nvcc not found: $@ is not built" >&2; exit 1)
+	$(if $(NVCC),@$(NVCC) -O3 -std=c++17 $(BUS_PROBE_ARCH) -o $@ $(filter %.cu %.cpp,$^) \
+	  && echo "  $@: built",@echo "nvcc not found: $@ is not built" >&2; exit 1)
 
 bus-probe: $(BUS_PROBE)
 	@mkdir -p $(RESULTS)
@@ -251,8 +268,10 @@ reference: $(PY_READY)
 tests-build:
 	@$(MAKE) --no-print-directory -C tests
 
+# The programs the tests start run make themselves: this make's job-server settings stay here.
+NO_MAKE_ENV := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL
 test: all tests-build $(if $(NVCC),$(BUS_PROBE)) $(PY_READY)
-	$(PY) -m pytest -rs tests
+	@$(NO_MAKE_ENV) $(PY) -m pytest tests
 
 # make diff STEP=CUDA.v4: the lesson of a step, as a diff of its code against the step before it
 # (the header printed once, apart; variants.cu and the step's other sources included).
@@ -264,9 +283,11 @@ diff: $(PY_READY)
 exercises: $(PY_READY)
 	$(PY) -m transpose_lab.exercises $(if $(FORCE),--force)
 
-# Exits 0 when every check passed; the grader's own exit code is 77 without a GPU (skipped).
+# Exits 0 when every check passed, and when a CUDA step is skipped without a GPU: the grader says
+# so in one line and exits 77, and make, which can only exit 0 or 2, must not print an error for it.
 check: $(PY_READY)
-	@$(PY) -m transpose_lab.grader $(STEP) $(if $(FROM),--from $(FROM)) $(if $(QUICK),--quick)
+	@$(NO_MAKE_ENV) $(PY) -m transpose_lab.grader $(STEP) $(if $(FROM),--from $(FROM)) \
+	  $(if $(FULL),--full) $(if $(CUDA_ARCH),--cuda-arch "$(CUDA_ARCH)") || [ $$? -eq 77 ]
 
 format:
 	clang-format -i common/*.cpp common/*.hpp common/*.cu common/*.cuh */transpose.c* */variants.cu \

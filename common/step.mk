@@ -6,7 +6,8 @@
 #   STEP_OPERATION := copy       optional, kernel steps: what the driver verifies (default
 #                                transpose; copy: out == in, rows x cols, for the copy reference)
 #   include ../common/step.mk
-# `make` in a step builds ./transpose; `make diff` shows what it changed against the step before.
+# `make` in a step builds ./transpose and says so in one line (`make V=1` shows the commands);
+# `make diff` shows what it changed against the step before.
 
 STEP_NAME := $(notdir $(CURDIR))
 ifeq ($(STEP_KIND),)
@@ -16,6 +17,13 @@ ALL_DTYPES := $(shell sed -n 's/^LAB_DTYPE.\([a-z0-9]*\),.*/\1/p' $(dir $(lastwo
 STEP_DTYPES ?= $(ALL_DTYPES)
 COMMON_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 BUILD_DIR := .build
+
+# Quiet by default: one line per step built; V=1 prints every compiler command.
+Q := $(if $(filter 1,$(V)),,@)
+BUILT_LINE = @echo "  $(STEP_NAME): built"
+# Each object also depends on every file its compile read (a step that includes another step's
+# source, v6's in v7's ragged.cu): the compilers write the list, make reads it on the next run.
+DEPFLAGS = -MMD -MP
 
 CXX ?= g++
 HOST_ARCH ?= -march=native
@@ -41,22 +49,26 @@ STEP_DEFINES := -DSTEP_NAME='"$(STEP_NAME)"' -DSTEP_KIND='"$(STEP_KIND)"' \
 # The harness: written once in common/, linked into every step.
 HOST_SOURCES := cli.cpp dtype.cpp matrix.cpp host_memory.cpp report.cpp
 HOST_OBJECTS := $(addprefix $(BUILD_DIR)/,$(HOST_SOURCES:.cpp=.o))
+# Objects that hold nothing of the step's own source: `make exercises` seeds an exercise's build
+# with the solution's, so that a student's first `make` compiles the lesson alone.
+LESSON_FREE_OBJECTS := $(HOST_OBJECTS)
 HEADERS := $(wildcard $(COMMON_DIR)/*.hpp $(COMMON_DIR)/*.cuh *.cuh)
 
 .PHONY: all clean diff
 all: transpose
 
 $(BUILD_DIR)/%.o: $(COMMON_DIR)/%.cpp $(HEADERS) | $(BUILD_DIR)
-	$(CXX) $(CXXFLAGS) $(OPENMP_FLAGS) -c $< -o $@
+	$(Q)$(CXX) $(CXXFLAGS) $(OPENMP_FLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD_DIR):
-	mkdir -p $@
+	$(Q)mkdir -p $@
 
 ifeq ($(STEP_KIND),cpu)
 # ---- CPU step: transpose.cpp ----
 transpose: transpose.cpp $(COMMON_DIR)/cpu_driver.cpp $(HOST_OBJECTS) $(HEADERS)
-	$(CXX) $(CXXFLAGS) $(OPENMP_FLAGS) $(STEP_DEFINES) transpose.cpp $(COMMON_DIR)/cpu_driver.cpp \
+	$(Q)$(CXX) $(CXXFLAGS) $(OPENMP_FLAGS) $(STEP_DEFINES) transpose.cpp $(COMMON_DIR)/cpu_driver.cpp \
 	  $(HOST_OBJECTS) -o $@ $(STEP_LDLIBS)
+	$(BUILT_LINE)
 else
 # ---- CUDA steps: transpose.cu, with the driver of their kind ----
 # The kernel driver serves every kernel step and lives in common/; the host-pipeline and the
@@ -69,10 +81,11 @@ ifeq ($(CUDA_DRIVER),)
   $(error $(STEP_NAME): unknown STEP_KIND '$(STEP_KIND)' (cpu, kernel, host_pipeline or distributed))
 endif
 NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
-# Build for the GPU that is present; without one (CI, a laptop), for the common architectures of
-# the last few generations (T4 75, A100 80, RTX 30 86, RTX 40 89, H100 90) plus PTX for newer ones.
-# Override with e.g. `make CUDA_ARCH=86`.
-DEFAULT_CUDA_ARCH := 75 80 86 89 90
+# Build for the GPU that is present (its architecture only); without one (CI, a laptop), for one
+# architecture plus its PTX, which the driver compiles for any newer GPU at the first launch (T4 is
+# 75; CUDA 13 builds nothing older). Every further architecture costs a whole device compile of
+# every kernel, so the portable list is asked for by name: `make CUDA_ARCH="75 80 86 89 90"`.
+DEFAULT_CUDA_ARCH := 75
 CUDA_ARCH ?= $(or $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null \
                  | head -n1 | tr -d '. '),$(DEFAULT_CUDA_ARCH))
 NEWEST_ARCH := $(lastword $(sort $(CUDA_ARCH)))
@@ -91,38 +104,55 @@ ifeq ($(STEP_KIND),kernel)
 # transpose.cu and instantiates the launcher for 1-, 2-, 4-, 8- and 16-byte storage types.
 $(BUILD_DIR)/kernel.o: transpose.cu $(wildcard variants.cu) $(COMMON_DIR)/step_instances.cu \
                        $(HEADERS) | $(BUILD_DIR)
-	$(NVCC) $(NVCCFLAGS) $(STEP_DEFINES) -I. -c $(COMMON_DIR)/step_instances.cu -o $@
+	$(Q)$(NVCC) $(NVCCFLAGS) $(STEP_DEFINES) $(DEPFLAGS) -I. -c $(COMMON_DIR)/step_instances.cu -o $@
 STEP_OBJECTS := $(BUILD_DIR)/kernel.o
 else
 # host_pipeline and distributed steps: transpose.cu is the step's own lesson (pieces, streams, the
-# exchange); the kernel it runs is a kernel step's launcher, linked, not copied:
-#   STEP_KERNEL := CUDA.v6_locality
+# exchange); the kernel it runs is a kernel step's launcher (STEP_KERNEL below).
 $(BUILD_DIR)/step.o: transpose.cu $(HEADERS) | $(BUILD_DIR)
-	$(NVCC) $(NVCCFLAGS) $(STEP_DEFINES) $(STEP_DRIVER_FLAGS) -I$(COMMON_DIR) -c transpose.cu -o $@
+	$(Q)$(NVCC) $(NVCCFLAGS) $(STEP_DEFINES) $(STEP_DRIVER_FLAGS) $(DEPFLAGS) -I$(COMMON_DIR) \
+	  -c transpose.cu -o $@
 STEP_OBJECTS := $(BUILD_DIR)/step.o
+endif
+
+# A step that runs another step's launcher (STEP_KERNEL := CUDA.v7_packed) links the object that
+# step built, compiled once for both. The kernel step is asked to bring it up to date (FORCE: its
+# own make decides); this step relinks only when it changed. That object defines the kernel step's
+# summary and variant table under the names this step's own use: they are renamed in a copy
+# (objcopy, no compile), and the step's driver reaches them as kReusedKernelSummary and so on.
+# Built from the top Makefile, the kernel step is built first, so that two makes never write its
+# object at once.
 ifneq ($(STEP_KERNEL),)
 KERNEL_DIR := $(COMMON_DIR)/../$(STEP_KERNEL)
-# Renamed so that the kernel step's summary does not collide with this step's own.
-$(BUILD_DIR)/reused_kernel.o: $(KERNEL_DIR)/transpose.cu $(wildcard $(KERNEL_DIR)/variants.cu) \
-                              $(COMMON_DIR)/step_instances.cu \
-                              $(HEADERS) | $(BUILD_DIR)
-	$(NVCC) $(NVCCFLAGS) -DkStepSummary=kReusedKernelSummary -I$(KERNEL_DIR) \
-	  -c $(COMMON_DIR)/step_instances.cu -o $@
+KERNEL_OBJECT := $(KERNEL_DIR)/$(BUILD_DIR)/kernel.o
+OBJCOPY ?= objcopy
+REUSED_SYMBOLS := kStepSummary=kReusedKernelSummary kKernelVariants=kReusedKernelVariants \
+                  kKernelVariantCount=kReusedKernelVariantCount
+.PHONY: FORCE
+FORCE:
+$(KERNEL_OBJECT): FORCE
+	@$(MAKE) $(if $(Q),-s) --no-print-directory -C $(KERNEL_DIR) $(BUILD_DIR)/kernel.o
+$(BUILD_DIR)/reused_kernel.o: $(KERNEL_OBJECT) | $(BUILD_DIR)
+	$(Q)$(OBJCOPY) $(addprefix --redefine-sym ,$(REUSED_SYMBOLS)) $< $@
 STEP_OBJECTS += $(BUILD_DIR)/reused_kernel.o
-endif
 endif
 
 # The driver holds no kernels: compiled once, not once per architecture.
+LESSON_FREE_OBJECTS += $(BUILD_DIR)/driver.o
 $(BUILD_DIR)/driver.o: $(CUDA_DRIVER) $(HEADERS) | $(BUILD_DIR)
-	$(NVCC) $(NVCC_HOST_FLAGS) $(STEP_DEFINES) $(STEP_DRIVER_FLAGS) -I$(COMMON_DIR) -c $< -o $@
+	$(Q)$(NVCC) $(NVCC_HOST_FLAGS) $(STEP_DEFINES) $(STEP_DRIVER_FLAGS) $(DEPFLAGS) -I$(COMMON_DIR) \
+	  -c $< -o $@
 
 transpose: $(STEP_OBJECTS) $(BUILD_DIR)/driver.o $(HOST_OBJECTS)
-	$(NVCC) $(NVCCFLAGS) $^ -o $@ -lgomp $(STEP_LDLIBS)
+	$(Q)$(NVCC) $(NVCCFLAGS) $^ -o $@ -lgomp $(STEP_LDLIBS)
+	$(BUILT_LINE)
 endif
 endif
 
+-include $(wildcard $(BUILD_DIR)/*.d)
+
 clean:
-	rm -rf $(BUILD_DIR) transpose
+	$(Q)rm -rf $(BUILD_DIR) transpose
 
 # From inside a step folder: the same as `make diff STEP=<this step>` at the top.
 diff:

@@ -1,12 +1,17 @@
 """Shared helpers: where the programs are, how to run them, and whether a GPU is here."""
+import collections
 import functools
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from transpose_lab.lab import DTYPES, ELEM_BYTES, ROOT  # noqa: E402  common/dtypes.def
+sys.path.insert(0, str(ROOT))  # the package, however pytest is started
+
+from transpose_lab.grader import NO_GPU, nvidia_smi_lists_a_gpu, skip_reason  # noqa: E402
 EXIT_USAGE, EXIT_NO_MEMORY, EXIT_SKIPPED = 2, 3, 77
 
 
@@ -48,19 +53,62 @@ def run(step, *args, threads=None, timeout=600, env_extra=None):
 
 @functools.lru_cache(maxsize=None)
 def gpu_unavailable_reason():
-    """None when the CUDA steps can run here, else why not (printed in the skip)."""
-    # Any built CUDA step can ask: a session that builds only some steps still learns the truth.
+    """None when the CUDA steps can run here, else why not: one reason for every GPU test, so the
+    skips summarise to one line (the grader's words: NO_GPU without a GPU)."""
+    # Any built CUDA step can ask: a checkout that builds only some steps still learns the truth.
     built = [step for step in CUDA_STEPS + PIPELINE_STEPS if binary(step).exists()]
     if not built:
-        return "no CUDA step is built (no nvcc?)"
+        return "no CUDA step is built (nvcc not found?)" if nvidia_smi_lists_a_gpu() else NO_GPU
     done = run(built[0], 1, 1, "--reps", 1)
-    if done.returncode == EXIT_SKIPPED:
-        return done.stderr.strip() or "no CUDA device"
-    return None
+    return skip_reason(done.stderr) if done.returncode == EXIT_SKIPPED else None
 
 
 @pytest.fixture
-def needs_gpu(request):
+def needs_gpu():
     reason = gpu_unavailable_reason()
-    if reason:  # the test's own name in the reason, so the summary lists every skipped test
-        pytest.skip(f"{request.node.name}: {reason}")
+    if reason:
+        pytest.skip(reason)
+
+
+# ---- Memory: the checks past 2^32 elements hold two matrices of 4 GiB or more in host memory. ----
+
+HEADROOM_BYTES = 1 << 30  # the rest of the test run and the system keep this much
+
+
+def available_memory_bytes():
+    """MemAvailable from /proc/meminfo (what can be allocated without swapping), or None where
+    the system does not say."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def skip_unless_memory(needed_bytes):
+    """Skips the calling test, in one line that says why, unless that much host memory is free
+    now (on CI's 24 GB these tests run; on a laptop they would swap or be killed)."""
+    available = available_memory_bytes()
+    if available is not None and available < needed_bytes + HEADROOM_BYTES:
+        pytest.skip(f"needs {needed_bytes / 1e9:.1f} GB of free memory, "
+                    f"{available / 1e9:.1f} GB free here")
+
+
+# ---- The skips, summarised: one line per reason with its count. ----
+
+def pytest_terminal_summary(terminalreporter):
+    reasons = collections.Counter()
+    for report in terminalreporter.stats.get("skipped", []):
+        if not isinstance(report.longrepr, tuple):
+            continue
+        reason = report.longrepr[2].removeprefix("Skipped: ")
+        name = report.nodeid.split("::")[-1]
+        reasons[reason.removeprefix(f"{name}: ")] += 1  # a test that names itself in its reason
+    if not reasons:
+        return
+    terminalreporter.section("skipped, by reason")
+    for reason, count in reasons.most_common():
+        terminalreporter.write_line(f"{count:5d} skipped: {reason}")

@@ -6,7 +6,8 @@ import csv
 import pytest
 
 from conftest import (CUDA_STEPS, DTYPES, ELEM_BYTES, EXIT_NO_MEMORY, EXIT_SKIPPED, EXIT_USAGE,
-                      binary, gpu_unavailable_reason, run, step_variable, supported_dtypes)
+                      binary, gpu_unavailable_reason, run, skip_unless_memory, step_variable,
+                      supported_dtypes)
 
 ODD_SHAPES = [(1, 4099), (4099, 1), (37, 4111), (2049, 1025)]
 SMALL_SHAPES = [(1, 1), (31, 33), (1000, 999)]
@@ -56,6 +57,7 @@ def test_gpu_step_is_exact_for_float32(step, rows, cols, needs_gpu, tmp_path):
 
 
 def run_large(step, shape, dtype):
+    skip_unless_memory(2 * shape[0] * shape[1] * ELEM_BYTES[dtype])  # host input and output
     done = run(step, *shape, "--dtype", dtype, "--reps", 1, timeout=900)
     if done.returncode == EXIT_NO_MEMORY:
         pytest.skip(f"not enough memory for {shape} {dtype}: {done.stderr.strip()}")

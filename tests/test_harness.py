@@ -3,7 +3,7 @@ import subprocess
 
 import pytest
 
-from conftest import DTYPES, ROOT
+from conftest import DTYPES, ROOT, skip_unless_memory
 
 PROBE = ROOT / "tests" / ".build" / "harness_probe"
 
@@ -61,6 +61,7 @@ def test_an_element_moved_by_2_pow_32_positions_is_caught():
     # 2 x (2^31 + 8) uint8: past 2^32 elements, 5 fills; only the fifth digit (bits 32-39 of the
     # position) differs between the right element and the one 2^32 further on.
     cols = (1 << 31) + 8
+    skip_unless_memory(2 * 2 * cols)  # the input and the output
     done = probe("verify", "uint8", 2, cols, "--shift", 3, 0, 1 << 32)
     if done.returncode != 1 and "could not allocate" in done.stderr:
         pytest.skip(f"not enough memory: {done.stderr.strip()}")

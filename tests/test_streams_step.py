@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import (DTYPES, ELEM_BYTES, EXIT_NO_MEMORY, EXIT_SKIPPED, EXIT_USAGE, ROOT, binary,
-                      gpu_unavailable_reason, run)
+                      gpu_unavailable_reason, run, skip_unless_memory)
 
 STEP = "CUDA.v8_streams"
 PLOT = ROOT / "transpose_lab" / "plot_timeline.py"
@@ -383,6 +383,7 @@ def test_the_timeline_has_every_piece_in_order_and_can_be_drawn(needs_gpu, tmp_p
 
 def test_past_2_pow_32_uint8_elements_in_pieces(needs_gpu, tmp_path):
     rows, cols = 65537, 65536
+    skip_unless_memory(2 * rows * cols)  # the pinned input and output
     done = run(STEP, rows, cols, "--dtype", "uint8", "--reps", 1, "--device-mem", 1 << 28,
                timeout=900)
     if done.returncode == EXIT_NO_MEMORY:

@@ -28,6 +28,7 @@ import argparse
 import os
 import re
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,6 +143,28 @@ def link_common(out, root):
     link.symlink_to(use, target_is_directory=True)
 
 
+def lesson_free_objects(step_folder):
+    """The objects the step's make builds from sources other than the lesson's (its
+    LESSON_FREE_OBJECTS: the harness and the driver), relative to the step's folder."""
+    done = subprocess.run(["make", "--no-print-directory", "-s", "-C", str(step_folder), "-f",
+                           "Makefile", "-f", str(step_folder.parent / "common" / "print.mk"),
+                           "print-LESSON_FREE_OBJECTS"], capture_output=True, text=True,
+                          env={k: v for k, v in os.environ.items() if k != "MAKEFLAGS"})
+    return done.stdout.split() if done.returncode == 0 else []
+
+
+def seed_build(solution, exercise):
+    """Copies the solution's built objects that hold nothing of the lesson into the exercise's
+    build folder, times kept, so that its make compiles only what the student writes (the same
+    flags and the same sources built them; make rebuilds any that a source has since outdated).
+    Nothing is copied where the solution is not built, or the exercise has objects of its own."""
+    for name in lesson_free_objects(solution):
+        built, seeded = solution / name, exercise / name
+        if built.is_file() and not seeded.exists():
+            seeded.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(built, seeded)
+
+
 def write_exercises(out, root=ROOT, steps=None, force=False, log=print):
     """Writes out/<step>/ for each chosen step; returns the exercise folders written or kept."""
     out, found = Path(out), find_steps(root)
@@ -163,6 +186,7 @@ def write_exercises(out, root=ROOT, steps=None, force=False, log=print):
         for name in COPIED:
             if (source.parent / name).is_file():
                 shutil.copyfile(source.parent / name, folder / name)
+        seed_build(source.parent, folder)
         target = folder / source.name
         regions = len(parse_regions(source.read_text()))
         if target.exists() and target.read_text() != exercise and not force:

@@ -1,14 +1,15 @@
 """Grades one step, a solution or a student's exercise: `make check STEP=CUDA.v4 [FROM=exercises]`.
 
-    python -m transpose_lab.grader STEP [--from DIR] [--quick] [--cuda-arch 90] [--report F.json]
+    python -m transpose_lab.grader STEP [--from DIR] [--full] [--cuda-arch 90] [--report F.json]
     python -m transpose_lab.grader --make-expected RESULTS_CSV > docs/expected/<gpu-slug>.csv
     python -m transpose_lab.grader --slug-of RESULTS_CSV      the <gpu-slug> of that run's GPU
 
 What is graded, in order, one PASS/FAIL line per check and a summary line at the end:
   build        `make` in the step's folder (the compiler's errors are shown)
   correctness  exact (bitwise) verification by the program itself on shapes the student does not
-               choose (1 x N, N x 1, odd and ragged ones, 8192 x 8192, and one past 2^31
-               elements where memory allows), and on every element type the step supports
+               choose (1 x N, N x 1, odd and ragged ones, 8192 x 8192), and on every element
+               type the step supports; with --full (make check FULL=1) also one shape past 2^31
+               elements where memory allows (17 GB of host memory, minutes on a CPU)
   sanitizer    compute-sanitizer memcheck and racecheck on two small ragged shapes, where
                compute-sanitizer is installed (CUDA steps)
   speed        % of the same-run copy at 8192 x 8192 float32 against the expected range for
@@ -103,6 +104,28 @@ def run_program(command, timeout, cwd=None):
         out, err = process.communicate()
         code = None
     return Outcome(code, (out or "") + (err or ""), err or "", time.monotonic() - start)
+
+
+NO_GPU = "no NVIDIA GPU found"
+
+
+def nvidia_smi_lists_a_gpu():
+    """Whether the driver's own tool sees a GPU (no nvidia-smi: no driver, so no GPU)."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return False
+    done = run_program([smi, "-L"], TIMEOUT_S)
+    return done.returncode == 0 and "GPU" in done.output
+
+
+def skip_reason(step_stderr):
+    """Why a CUDA step exited 77, in the words a student should read. Without any GPU, CUDA's own
+    message is about driver versions and sends a student to update a driver: NO_GPU instead.
+    Where nvidia-smi does see a GPU that CUDA cannot use, CUDA's words are the useful ones."""
+    if not nvidia_smi_lists_a_gpu():
+        return NO_GPU
+    said = last_line(step_stderr)
+    return f"nvidia-smi lists a GPU, but CUDA cannot use it: {said.split('skipped: ')[-1]}"
 
 
 def last_line(text):
@@ -298,7 +321,7 @@ def speed(step, program, kind, expected_dir=EXPECTED_DIR, extra=()):
     return [speed_verdict(step, row, expected_dir) for row in rows]
 
 
-def grade(step, source_from=None, quick=False, cuda_arch=None, keep=False, out=print):
+def grade(step, source_from=None, full=False, cuda_arch=None, keep=False, out=print):
     """Runs every check, printing each line as it comes; returns (exit code, checks)."""
     folder, label, scratch = prepare(step, source_from)
     checks = []
@@ -318,8 +341,8 @@ def grade(step, source_from=None, quick=False, cuda_arch=None, keep=False, out=p
         if kind not in CPU_KINDS:
             probe = run_program([str(program), "1", "1", "--reps", "1"], TIMEOUT_S)
             if probe.returncode == EXIT_SKIPPED:
-                out(f"{step} ({label}): skipped: {last_line(probe.stderr).split('skipped: ')[-1]}"
-                    " (it builds; nothing is graded without a GPU)")
+                out(f"{step} ({label}): skipped: {skip_reason(probe.stderr)} (it builds; "
+                    "nothing is graded without a GPU)")
                 return EXIT_SKIPPED, checks
         record(built)
         every_variant = variant_arguments(program)
@@ -329,10 +352,11 @@ def grade(step, source_from=None, quick=False, cuda_arch=None, keep=False, out=p
             if dtype != SPEED_DTYPE:
                 record(correctness(program, DTYPE_SHAPE, dtype, extra=every_variant))
         large = f"{shape_name(LARGE_SHAPE)} {SPEED_DTYPE}"
-        if quick:
-            record(Check("SKIP", "correctness", large, "past 2^31 elements: left out (--quick)"))
-        else:
+        if full:
             record(correctness(program, LARGE_SHAPE, SPEED_DTYPE, LARGE_TIMEOUT_S, every_variant))
+        else:
+            record(Check("SKIP", "correctness", large, "past 2^31 elements: left out (--full "
+                         "or make check FULL=1 runs it)"))
         if kind not in CPU_KINDS:
             tool_path = find_sanitizer()
             if tool_path is None:
@@ -412,8 +436,8 @@ def main(argv=None):
     parser.add_argument("step", nargs="?", help="the step to grade, e.g. CUDA.v4")
     parser.add_argument("--from", dest="source_from", metavar="DIR",
                         help="grade DIR/STEP (exercises) or DIR/transpose.cu (a planted bug)")
-    parser.add_argument("--quick", action="store_true",
-                        help="leave out the shape past 2^31 elements")
+    parser.add_argument("--full", action="store_true",
+                        help="also the shape past 2^31 elements (17 GB of host memory; minutes)")
     parser.add_argument("--cuda-arch", help="build for these architectures only (e.g. 90)")
     parser.add_argument("--report", metavar="FILE.json", help="also write the checks as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the scratch build folder")
@@ -431,7 +455,7 @@ def main(argv=None):
             return EXIT_OK
         if not args.step:
             raise UsageError("which step? make check STEP=CUDA.v4 [FROM=exercises]")
-        code, checks = grade(args.step, args.source_from, args.quick, args.cuda_arch, args.keep,
+        code, checks = grade(args.step, args.source_from, args.full, args.cuda_arch, args.keep,
                              out=lambda line: print(line, flush=True))
     except (UsageError, ResultsError) as error:
         print(f"error: {error}", file=sys.stderr)
