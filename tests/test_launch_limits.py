@@ -1,0 +1,50 @@
+"""Shapes past a kernel step's grid are refused in words before launching (common/grid_limits.cuh):
+one line naming the limit, the largest extent the step handles and the last step of the
+progression, exit 2; never a raw CUDA error. Checked on paper, without a GPU: each step's own
+launchers (its .build/kernel.o, as `make` built it) called by tests/launch_probe.cu."""
+import subprocess
+
+import pytest
+
+from conftest import EXIT_USAGE, ROOT, steps_from_makefile
+
+LAST_STEP = steps_from_makefile("CUDA_STEPS")[-1]
+INT_MAX = 2**31 - 1
+# (step, rows, cols, elem_bytes, what the refusal names)
+REFUSED = [
+    *[(step, 2100000, 3, 4, ["grid y of 65535 blocks", "at most 2097120 rows"])
+      for step in ["CUDA.copy", "CUDA.v2", "CUDA.v3", "CUDA.v4", "CUDA.v5_unroll"]],
+    ("CUDA.v6_locality", 3, 4200000, 4, ["grid y of 65535 blocks", "at most 4194240 cols"]),
+    ("CUDA.v6_locality", 3, 2100000, 16, ["grid y of 65535 blocks", "at most 2097120 cols"]),
+    ("CUDA.v1", 1, INT_MAX, 1, ["int indices below 2^31", "at most 2147483392 cols"]),
+    ("CUDA.v2", 1, INT_MAX, 1, ["int indices below 2^31", "at most 2147483616 cols"]),
+]
+
+
+def probe(step, tmp_path):
+    kernel = ROOT / step / ".build" / "kernel.o"
+    if not kernel.is_file():
+        pytest.skip(f"{step} is not built")
+    program = tmp_path / "launch_probe"
+    nvcc = subprocess.run(["make", "--no-print-directory", "-s", "-C", str(ROOT), "print-NVCC"],
+                          capture_output=True, text=True).stdout.strip()
+    if not nvcc:
+        pytest.skip("nvcc not found")
+    built = subprocess.run([nvcc, "-std=c++17", "-I", str(ROOT / "common"),
+                            str(ROOT / "tests" / "launch_probe.cu"), str(kernel), "-o",
+                            str(program)], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    return program
+
+
+@pytest.mark.parametrize("step,rows,cols,elem_bytes,words", REFUSED)
+def test_a_shape_past_the_grid_is_refused_in_words(step, rows, cols, elem_bytes, words, tmp_path):
+    done = subprocess.run([str(probe(step, tmp_path)), str(rows), str(cols), str(elem_bytes)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == EXIT_USAGE, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"{step}: error: cannot launch for {rows} x {cols}")
+    for word in words:
+        assert word in lines[0], lines[0]
+    assert f"{LAST_STEP} handles this shape" in lines[0]
