@@ -41,10 +41,13 @@ ifeq ($(STEP_OPERATION),copy)
     $(error $(STEP_NAME): STEP_OPERATION := copy needs STEP_KIND := kernel (its driver verifies copies))
   endif
 endif
+# The last step of the progression (the top Makefile's CUDA_STEPS): the step a launcher's refusal of
+# a shape past its grid points to (common/grid_limits.cuh).
+LAB_LAST_STEP ?= $(lastword $(shell sed -n 's/^CUDA_STEPS *:= *//p' $(COMMON_DIR)/../Makefile))
 # The list reaches the program only when it is not every type (empty: every type).
 STEP_DEFINES := -DSTEP_NAME='"$(STEP_NAME)"' -DSTEP_KIND='"$(STEP_KIND)"' \
   -DSTEP_DTYPES='"$(if $(filter-out $(STEP_DTYPES),$(ALL_DTYPES)),$(STEP_DTYPES))"' \
-  -DSTEP_OPERATION='"$(STEP_OPERATION)"'
+  -DSTEP_OPERATION='"$(STEP_OPERATION)"' -DLAB_LAST_STEP='"$(LAB_LAST_STEP)"'
 
 # The harness: written once in common/, linked into every step.
 HOST_SOURCES := cli.cpp dtype.cpp matrix.cpp host_memory.cpp report.cpp
