@@ -78,8 +78,13 @@ inline void require_grid(const dim3& grid, GridAxes axes, int tile_rows, int til
     const std::int64_t limit = axis.device_blocks == kMaxGridX ? kMaxGridX : kMaxGridYZ;
     const bool by_index = largest < axis.device_blocks * axis.tile;
     const std::string last = LAB_LAST_STEP;
-    const std::string elsewhere =
-        last.empty() || last == STEP_NAME ? "" : "; " + last + " handles this shape";
+    // The last step walks the rows in grid x, as far as int indices go: it handles any rows. Its
+    // columns go through v6's grid y for some element sizes, so a refusal of the columns names
+    // no other step.
+    const bool rows_refused = each == &row_axis;
+    const std::string elsewhere = last.empty() || last == STEP_NAME || !rows_refused
+                                      ? ""
+                                      : "; " + last + " handles this shape";
     std::fprintf(stderr,
                  "%s: error: cannot launch for %d x %d: %" PRId64 " %s in tiles of %" PRId64
                  " need more than the %s of %" PRId64
