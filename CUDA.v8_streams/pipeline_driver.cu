@@ -471,7 +471,7 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
                         " end to end: the whole matrix up, transposed, down, on one stream"
                   : "serial   not measured: in and out, " + lab::format_bytes(2 * bytes) +
                         ", do not fit in device memory: that is what the pieces are for",
-      "check    first run of each fill: " + first_check.describe(),
+      "check    first run " + first_check.describe(),
       "         last timed run (fill 1): " + timed_check.describe()};
   if (serial_fits) {
     context.push_back("         serial reference, first run (fill 1): " + serial_check.describe());

@@ -175,7 +175,7 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
       {"device   " + std::string(properties.name),
        lab::matrix_line(rows, cols, dtype.name, dtype.bytes, options.reps, "launches") +
            ", L2 flushed before each",
-       "check    first run of each fill: " + first_check.describe(),
+       "check    first run " + first_check.describe(),
        "         last timed launch (fill 1): " + timed_check.describe(),
        "         last end-to-end run (fill 1): " + final_check.describe()});
   std::vector<lab::TableRow> table;
