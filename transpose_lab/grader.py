@@ -432,12 +432,16 @@ def write_expected(results_path, stream=sys.stdout):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        description="Grade one step (make check STEP=... [FROM=...]); see the module's text.")
+        description="Grade one step (make check STEP=... [FROM=...] [FULL=1]); see the module's "
+        "text.")
     parser.add_argument("step", nargs="?", help="the step to grade, e.g. CUDA.v4")
     parser.add_argument("--from", dest="source_from", metavar="DIR",
                         help="grade DIR/STEP (exercises) or DIR/transpose.cu (a planted bug)")
-    parser.add_argument("--full", action="store_true",
-                        help="also the shape past 2^31 elements (17 GB of host memory; minutes)")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--full", action="store_true",
+                      help="also the shape past 2^31 elements (17 GB of host memory; minutes)")
+    size.add_argument("--quick", action="store_true",
+                      help="without the shape past 2^31 elements: the default, named for scripts")
     parser.add_argument("--cuda-arch", help="build for these architectures only (e.g. 90)")
     parser.add_argument("--report", metavar="FILE.json", help="also write the checks as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the scratch build folder")
