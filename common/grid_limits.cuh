@@ -52,28 +52,32 @@ inline void require_grid(const dim3& grid, GridAxes axes, int tile_rows, int til
     const char* what;
     std::int64_t extent, tile, blocks, device_blocks;
     const char* limit;
+    bool within_device;  // the blocks along its grid dimensions are within the device's limits
   };
   const std::int64_t other_blocks = std::int64_t{grid.y} * grid.z;
+  const bool x_ok = grid.x <= kMaxGridX, yz_ok = grid.y <= kMaxGridYZ && grid.z <= kMaxGridYZ;
   const std::int64_t other_limit = grid.z > 1 ? kMaxGridYZ * kMaxGridYZ : kMaxGridYZ;
   const Axis row_axis{"rows",
                       rows,
                       tile_r,
                       rows_in_x ? grid.x : other_blocks,
                       rows_in_x ? kMaxGridX : other_limit,
-                      rows_in_x ? "grid x" : "grid y"};
+                      rows_in_x ? "grid x" : "grid y",
+                      rows_in_x ? x_ok : yz_ok};
   const Axis col_axis{"cols",
                       cols,
                       tile_cols,
                       rows_in_x ? other_blocks : grid.x,
                       rows_in_x ? other_limit : kMaxGridX,
-                      rows_in_x ? "grid y" : "grid x"};
-  const bool z_ok = grid.z <= kMaxGridYZ && grid.y <= kMaxGridYZ;
+                      rows_in_x ? "grid y" : "grid x",
+                      rows_in_x ? yz_ok : x_ok};
   for (const Axis* each : {&row_axis, &col_axis}) {
     const Axis& axis = *each;
     if (tile_rows == 0 && each == &row_axis && axis.blocks == 1) continue;  // a loop: any rows
     const std::int64_t largest = largest_extent(axis.device_blocks, axis.tile);
     const bool covered = axis.blocks * axis.tile >= axis.extent;
-    if (z_ok && covered && axis.extent <= largest && axis.blocks * axis.tile <= largest + axis.tile)
+    if (axis.within_device && covered && axis.extent <= largest &&
+        axis.blocks * axis.tile <= largest + axis.tile)
       continue;
     const std::int64_t limit = axis.device_blocks == kMaxGridX ? kMaxGridX : kMaxGridYZ;
     const bool by_index = largest < axis.device_blocks * axis.tile;
