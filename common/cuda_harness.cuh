@@ -24,7 +24,7 @@ namespace lab {
 // Where pinned host memory comes from. kDriver: cudaMallocHost, the driver's own pages.
 // kHuge: 2 MiB pages advised to the kernel (allocate_host_bytes), then registered with
 // cudaHostRegister, to test whether fewer host pages make scattered writes faster: they did not
-// (slower on an H200, the same on an H100; README of CUDA.v8_streams, session 7).
+// (slower on an H200, the same on an H100: CUDA.v8_streams --host-memory huge).
 enum class PinnedPages { kDriver, kHuge };
 
 template <class T>
