@@ -179,7 +179,11 @@ class Reference:
         poison = torch.empty((cols * rows, per_element), dtype=words.dtype, device=self.device)
         for c0, c1, index in self.output_chunks(rows, cols):
             poison[c0 * rows:c1 * rows] = torch.bitwise_not(flat[index])
+        del index, flat
         torch.cuda.synchronize()
+        # The gather's temporaries are cached blocks too, and the allocator picks the best fit:
+        # released here, while the poison is still held, its block is the only one left to reuse.
+        torch.cuda.empty_cache()
         address = poison.data_ptr()
         del poison
         return address
