@@ -206,6 +206,7 @@ template <class T>
 LaunchShape launch_realigned(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   constexpr int TILE_DIM = CHUNKS * (VECTOR_BYTES / sizeof(T));
   const dim3 grid = tile_grid(rows, cols, TILE_DIM);
+  lab::require_grid(grid, lab::GridAxes::kRowsInX, TILE_DIM, TILE_DIM, rows, cols);
   // Every output row starts a sector: no block needs rows beyond its own.
   const bool whole_sectors = static_cast<size_t>(rows) * sizeof(T) % SECTOR_BYTES == 0 &&
                              reinterpret_cast<Address>(out) % SECTOR_BYTES == 0;

@@ -131,8 +131,9 @@ template <class T>
 LaunchShape launch_packed(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   constexpr int TILE_DIM = CHUNKS * (VECTOR_BYTES / sizeof(T));
   constexpr int SHARED_BYTES = TILE_DIM * GROUPS * VECTOR_BYTES;  // 64 KiB for 1-byte elements
-  allow_shared_bytes(transpose_kernel<T>, SHARED_BYTES);
   const dim3 block(THREADS), grid = tile_grid(rows, cols, TILE_DIM);
+  lab::require_grid(grid, lab::GridAxes::kRowsInX, TILE_DIM, TILE_DIM, rows, cols);
+  allow_shared_bytes(transpose_kernel<T>, SHARED_BYTES);
   transpose_kernel<T><<<grid, block, SHARED_BYTES, stream>>>(in, out, rows, cols);
   return {grid, block};
 }
