@@ -88,6 +88,11 @@ help:
 	@echo "Steps, in order: $(PROGRESSION)   reference: $(REFERENCE_STEPS)"
 	@echo "Other kinds: host pipeline $(PIPELINE_STEPS), distributed $(DISTRIBUTED_STEPS)"
 	@echo
+	@echo "A student starts with $(firstword $(PROGRESSION))/README.md, then each step in order (cd STEP && make &&"
+	@echo "./transpose 8192; its README.md is the lab text). It needs one NVIDIA GPU and nvcc for the"
+	@echo "CUDA steps; without them the CPU step runs and the CUDA steps say skipped."
+	@echo "An instructor starts with docs/instructor.md: make exercises, make check STEP=X, docs/expected/."
+	@echo
 	@echo "  make help          this list"
 	@echo "  make all           build every step, on every core, one line each (V=1: the commands). CUDA"
 	@echo "                     steps need nvcc; built for the GPU here, else sm_75 plus PTX (CUDA_ARCH=86"
