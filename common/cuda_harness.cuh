@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -193,8 +194,12 @@ inline std::int64_t threads_launched(const LaunchShape& shape) {
 inline std::string no_cuda_device_reason() {
   int device_count = 0;
   const cudaError_t status = cudaGetDeviceCount(&device_count);
-  if (status != cudaSuccess) return cudaGetErrorString(status);
-  return device_count == 0 ? "the driver reports none" : "";
+  if (status == cudaSuccess) return device_count == 0 ? "no NVIDIA GPU found" : "";
+  // With no NVIDIA driver loaded at all, CUDA reports "driver version is insufficient", which
+  // would send a student without a GPU to update a driver: say what is true instead.
+  const bool driver_loaded = std::ifstream("/proc/driver/nvidia/version").good();
+  if (status == cudaErrorNoDevice || !driver_loaded) return "no NVIDIA GPU found";
+  return cudaGetErrorString(status);
 }
 
 inline void say_skipped(const char* program, const std::string& reason) {
