@@ -17,6 +17,12 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A well-formed request this step cannot serve (a type it lacks): one line, no usage text, since
+// the command line itself was right.
+struct UnsupportedRequest : UsageError {
+  using UsageError::UsageError;
+};
+
 // Strict: digits only (no sign, no spaces, no trailing garbage), 1..max.
 int parse_positive(const std::string& text, const char* what, long long max) {
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
@@ -96,8 +102,8 @@ Options parse(int argc, char** argv, const CliSpec& spec, Request* request) {
     options.variant = spec.default_variant.empty() ? "all" : spec.default_variant;
   if (options.dtype == nullptr) options.dtype = &default_dtype();
   if (!supports(spec, options.dtype->name))
-    throw UsageError(spec.program + " does not support " + options.dtype->name + " (it supports " +
-                     spec.dtypes + ")");
+    throw UnsupportedRequest(spec.program + " does not support " + options.dtype->name +
+                             " (it supports " + spec.dtypes + ")");
   return options;
 }
 
@@ -151,6 +157,9 @@ Options parse_options_or_exit(int argc, char** argv, const CliSpec& spec) {
       std::exit(kExitNoMemory);
     }
     return options;
+  } catch (const UnsupportedRequest& error) {
+    std::fprintf(stderr, "%s: error: %s\n", spec.program.c_str(), error.what());
+    std::exit(kExitUsage);
   } catch (const UsageError& error) {
     std::fprintf(stderr, "%s: error: %s\n%s", spec.program.c_str(), error.what(),
                  usage_text(spec).c_str());

@@ -88,7 +88,9 @@ def test_an_unsupported_type_is_refused_in_one_line_before_the_gpu_is_looked_for
         pytest.skip(f"{step} supports every type")
     done = run(step, 64, "--dtype", refused[0])
     assert done.returncode == EXIT_USAGE
-    assert f"does not support {refused[0]}" in done.stderr.splitlines()[0]
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and f"does not support {refused[0]}" in lines[0], done.stderr
+    assert all(dtype in lines[0] for dtype in supported_dtypes(step))  # it lists its types
     assert done.stdout == ""
 
 
