@@ -1,5 +1,6 @@
 """Planted bugs for every kernel step, as small rewrites of the step's one store statement
-(`out[INDEX] = VALUE;`), not copies of its source: the bug stays the same as the step changes.
+(`out[INDEX] = VALUE;`, or v7_packed's 16-byte `*reinterpret_cast<uint4*>(out + INDEX) = VALUE;`),
+not copies of its source: the bug stays the same as the step changes.
 
     python3 tests/planted_bugs/plant.py --list
     python3 tests/planted_bugs/plant.py STEP BUG DIR    writes DIR/transpose.cu, then:
@@ -10,6 +11,10 @@ The bugs, each caught by the verifier (the output is poisoned from the fill, doc
   moved       the first element is stored one place further on (out[1]); out[0] keeps its poison
   tile-edge   the threads at the edge of a block (threadIdx.x == blockDim.x - 1) store one place
               early: an off-by-one at every tile edge the matrix reaches
+CUDA.v7_packed stores a 16-byte vector (N elements) at a time, so there a place is a vector: an
+element over would be a misaligned 16-byte store, a fault instead of a wrong answer. Its plants are
+in the packed kernel (transpose.cu), which runs only where rows and cols are multiples of N (of the
+grader's shapes, 8192 x 8192 float32); other shapes take ragged.cu's kernels and pass.
 """
 import re
 import sys
@@ -17,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# The store statement of each kernel step: the one line the bugs rewrite. A step whose store
+# The store statement of each kernel step: the one statement the bugs rewrite. A step whose store
 # changes must be listed again here (the test says so, naming the step).
 STORES = {
     "CUDA.v1": "out[static_cast<size_t>(c) * rows + r] = in[static_cast<size_t>(r) * cols + c];",
@@ -27,15 +32,23 @@ STORES = {
     "CUDA.v5_unroll": "out[static_cast<size_t>(r + j) * rows + c] = tile[threadIdx.x][threadIdx.y + j];",
     "CUDA.v6_locality": "out[row_start + out_col] = tile[out_col - tile_r][threadIdx.y + j];",
     "CUDA.copy": "out[i] = in[i];",
+    "CUDA.v7_packed": ("*reinterpret_cast<uint4*>(out + static_cast<size_t>(out_row) * rows"
+                       " + out_col) =\n        tile[cell<N>(out_row_local, g)];"),
 }
-LAST = "static_cast<size_t>(rows) * cols - 1"
+# The two ways a store is written: an element, or (v7_packed) a 16-byte vector of N elements. For
+# each: its pattern, the store rewritten to place `at`, one place (in elements), and the test a
+# thread at a tile's edge passes (v7: the thread of the last vector of an output row of its tile).
+ELEMENT = (re.compile(r"out\[(?P<index>.+)\] = (?P<value>.+);$"), "out[{at}] = {value};", "1",
+           "threadIdx.x == blockDim.x - 1")
+VECTOR = (re.compile(r"\*reinterpret_cast<uint4\*>\(out \+ (?P<index>.+)\) =\s+(?P<value>.+);$"),
+          "*reinterpret_cast<uint4*>(out + {at}) = {value};", "N", "g == GROUPS - 1")
+LAST = "static_cast<size_t>(rows) * cols - {one}"  # the last place's first element
+# Each bug: (the condition the store is made under, or None; where it stores), o the right place.
 BUGS = {
-    "unwritten": "{{ const size_t o = {index}; if (o != " + LAST + ") out[o] = {value}; }}",
-    "moved": "{{ const size_t o = {index}; out[o == 0 && " + LAST + " > 0 ? 1 : o] = {value}; }}",
-    "tile-edge": ("{{ const size_t o = {index}; "
-                  "out[threadIdx.x == blockDim.x - 1 && o > 0 ? o - 1 : o] = {value}; }}"),
+    "unwritten": ("o != " + LAST, "o"),
+    "moved": (None, "o == 0 && " + LAST + " > 0 ? {one} : o"),
+    "tile-edge": (None, "{edge} && o > 0 ? o - {one} : o"),
 }
-STORE = re.compile(r"out\[(?P<index>.+)\] = (?P<value>.+);$")
 
 
 def planted_source(step, bug):
@@ -44,8 +57,16 @@ def planted_source(step, bug):
     store = STORES[step]
     if source.count(store) != 1:
         raise ValueError(f"{step}/transpose.cu does not hold its store statement once: {store}")
-    parts = STORE.match(store)
-    planted = BUGS[bug].format(index=parts["index"], value=parts["value"])
+    form = VECTOR if store.startswith("*") else ELEMENT
+    pattern, rewritten, one, edge = form
+    parts = pattern.match(store)
+    condition, at = (part and part.format(one=one, edge=edge) for part in BUGS[bug])
+    if form is VECTOR and at != "o":
+        at = f"({at})"  # out + (the whole place)
+    planted = rewritten.format(at=at, value=parts["value"])
+    if condition:
+        planted = f"if ({condition}) {planted}"
+    planted = f"{{ const size_t o = {parts['index']}; {planted} }}"
     return source.replace(store, f"{planted}  // BUG: {bug}")
 
 
