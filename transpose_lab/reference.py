@@ -17,21 +17,29 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from transpose_lab.lab import DTYPES as _DTYPES, ROOT  # noqa: E402
 DTYPES = " ".join(_DTYPES)
 
 # part -> [(make target, extra make variables, {file the target writes: its name here})]
+# A reference run measures fewer sweep sizes and repetitions than the targets' defaults, so that
+# each part fits ten minutes on one GPU; the medians of 20 launches (L2 flushed before each) agree
+# with those of 50 to well under a percent on a machine nobody else uses.
+REFERENCE_REPS = "20"
+REFERENCE_SWEEP_SIZES = "256 512 1024 2048 4096 8192 16384"
 GPU_PARTS = {
     "kernels": [
         ("run-all", {}, {"run_all.csv": "kernels.csv"}),
-        ("sweep", {}, {"sweep.csv": "sweep.csv"}),
+        ("sweep", {"SWEEP_SIZES": REFERENCE_SWEEP_SIZES, "REPS": REFERENCE_REPS},
+         {"sweep.csv": "sweep.csv"}),
         ("scaling", {}, {"scaling.csv": "scaling.csv"}),
-        ("bench", {"BENCH_DTYPES": DTYPES}, {"bench.csv": "bench.csv"}),
+        ("bench", {"BENCH_DTYPES": DTYPES, "REPS": REFERENCE_REPS}, {"bench.csv": "bench.csv"}),
     ],
     "types": [
-        ("dtypes", {}, {"dtypes.csv": "types.csv", "dtypes.png": "dtypes.png"}),
+        ("dtypes", {"REPS": REFERENCE_REPS}, {"dtypes.csv": "types.csv",
+                                               "dtypes.png": "dtypes.png"}),
     ],
     "streams": [
         ("streams", {}, {"streams.csv": "streams.csv", "streams_timeline.csv":
@@ -164,9 +172,14 @@ def run_part(part, steps, out, dry_run):
             elif path.exists():
                 path.unlink()
         print(f"[{part}] make {target} -> {log}", flush=True)
+        started = time.monotonic()
         with open(log, "w") as f:
             status = subprocess.run(command, stdout=f, stderr=subprocess.STDOUT,
                                     env={**os.environ, **ENVIRONMENT}).returncode
+        seconds = time.monotonic() - started
+        print(f"[{part}] make {target}: {seconds:.0f} s, exit {status}", flush=True)
+        with open(log, "a") as f:
+            f.write(f"# make {target}: {seconds:.0f} s, exit {status}\n")
         if status not in (0, SKIPPED):
             print(f"[{part}] make {target} failed: exit {status} (see {log})", file=sys.stderr)
             failed += 1
