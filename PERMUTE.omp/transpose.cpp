@@ -1,0 +1,125 @@
+// PERMUTE.omp: any permutation of a tensor's axes on the CPU, with OpenMP.
+// The problem is fused first (common/permute.hpp: axes of extent 1 dropped, neighbours that stay
+// neighbours merged), so a (64, 3, 224, 224) tensor to NHWC is a batch of 64 transposes of
+// 3 x 50176. After fusion two axes decide the memory traffic: a, the input's innermost axis
+// (contiguous in the input), and b, the input axis that is innermost in the output (contiguous in
+// the output).
+// - b == a: the innermost axis stays innermost, and each output row is one contiguous run of the
+//   input, copied whole (a rank-1 problem is one plain copy).
+// - b != a: the matrix steps' blocking, between those two axes: a tile of kTile x kTile elements
+//   of (b, a) is read along a (whole lines of the input) and written along b (whole lines of the
+//   output), small enough that both stay in L1 while it moves. Every other axis is a batch index.
+//   The threads share out the (batch, tile of b, tile of a) triples, the tiles of a innermost, so
+//   the threads running at the same time read neighbouring lines of the same input rows.
+#include <algorithm>
+#include <cstring>
+
+#include "../common/permute_step.hpp"
+
+using lab::Index;
+
+namespace {
+
+// Elements along each side of a tile: about 16 KiB of input, and the same of output, in L1.
+template <class T>
+constexpr Index kTile = sizeof(T) == 1   ? 128
+                        : sizeof(T) <= 4 ? 64
+                                         : 32;
+// Elements each thread copies at a time when whole runs move (rank 1).
+constexpr Index kCopyChunk = Index{1} << 16;
+
+// The batch axes (every axis but a and b), in output order: a batch index decomposed into where
+// its tile starts in the input and in the output.
+struct Batch {
+  int axes = 0;
+  Index extent[lab::kMaxPermuteRank], in_stride[lab::kMaxPermuteRank],
+      out_stride[lab::kMaxPermuteRank];
+  Index count = 1;
+
+  void offsets(Index batch, Index* in_offset, Index* out_offset) const {
+    *in_offset = *out_offset = 0;
+    for (int k = axes - 1; k >= 0; --k) {
+      const Index i = batch % extent[k];
+      batch /= extent[k];
+      *in_offset += i * in_stride[k];
+      *out_offset += i * out_stride[k];
+    }
+  }
+};
+
+// Every axis but those in `skip`, in output order.
+Batch batch_axes(const lab::Permutation& p, int skip_a, int skip_b) {
+  Batch batch;
+  for (int k = 0; k < p.rank; ++k) {
+    const int axis = p.perm[k];
+    if (axis == skip_a || axis == skip_b) continue;
+    batch.extent[batch.axes] = p.shape[axis];
+    batch.in_stride[batch.axes] = p.in_stride(axis);
+    batch.out_stride[batch.axes] = p.out_stride(axis);
+    batch.count *= p.shape[axis];
+    ++batch.axes;
+  }
+  return batch;
+}
+
+template <class T>
+void copy_runs(const T* in, T* out, const lab::Permutation& p) {
+  const int a = p.rank - 1;
+  const Index run = p.shape[a];
+  if (p.rank == 1) {
+    const Index chunks = (run + kCopyChunk - 1) / kCopyChunk;
+#pragma omp parallel for schedule(static)
+    for (Index c = 0; c < chunks; ++c)
+      std::memcpy(out + c * kCopyChunk, in + c * kCopyChunk,
+                  std::min(kCopyChunk, run - c * kCopyChunk) * sizeof(T));
+    return;
+  }
+  const Batch rows = batch_axes(p, a, a);
+#pragma omp parallel for schedule(static)
+  for (Index r = 0; r < rows.count; ++r) {
+    Index from, to;
+    rows.offsets(r, &from, &to);
+    std::memcpy(out + to, in + from, run * sizeof(T));
+  }
+}
+
+template <class T>
+void transpose_tiles(const T* in, T* out, const lab::Permutation& p) {
+  const int a = p.rank - 1, b = p.perm[p.rank - 1];
+  const Index extent_a = p.shape[a], extent_b = p.shape[b];
+  const Index in_stride_b = p.in_stride(b), out_stride_a = p.out_stride(a);
+  const Batch batch = batch_axes(p, a, b);
+  const Index tiles_a = (extent_a + kTile<T> - 1) / kTile<T>;
+  const Index tiles_b = (extent_b + kTile<T> - 1) / kTile<T>;
+#pragma omp parallel for collapse(3) schedule(static)
+  for (Index n = 0; n < batch.count; ++n) {
+    for (Index tb = 0; tb < tiles_b; ++tb) {
+      for (Index ta = 0; ta < tiles_a; ++ta) {
+        Index from, to;
+        batch.offsets(n, &from, &to);
+        const Index b0 = tb * kTile<T>, a0 = ta * kTile<T>;
+        const Index b_end = std::min(extent_b, b0 + kTile<T>);
+        const Index a_end = std::min(extent_a, a0 + kTile<T>);
+        // The tile: read along a (input rows), written along b (output rows).
+        for (Index ia = a0; ia < a_end; ++ia)
+          for (Index ib = b0; ib < b_end; ++ib)
+            out[to + ia * out_stride_a + ib] = in[from + ib * in_stride_b + ia];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+template <class T>
+void permute_on_cpu(const T* in, T* out, const lab::Permutation& problem) {
+  const lab::Permutation p = lab::fuse_axes(problem);
+  if (p.perm[p.rank - 1] == p.rank - 1)
+    copy_runs(in, out, p);
+  else
+    transpose_tiles(in, out, p);
+}
+
+const char* const kStepSummary =
+    "OpenMP on the CPU: axes fused, tiles between the input's and the output's innermost axes";
+const char* const kStepLaunch = "omp tiles of (b, a) x batch";

@@ -1,0 +1,111 @@
+// main() for the CPU steps of chapter 3: parse, fill, verify, time the step against an OpenMP copy
+// of the same bytes (the ceiling), print the table and the CSV row. Verified as in the matrix
+// steps' CPU driver (docs/verification.md): the first run of every fill, and the last timed run,
+// into an output poisoned just before that run's untimed twin.
+#include <omp.h>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "host_memory.hpp"
+#include "permute.hpp"
+#include "permute_step.hpp"
+#include "report.hpp"
+#include "streaming_copy.hpp"
+#include "timer.hpp"
+
+namespace {
+
+using lab::Index;
+
+std::string cpu_model_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "CPU";
+}
+
+template <class T>
+int run(const lab::PermuteOptions& options) {
+  const lab::Dtype& dtype = *options.dtype;
+  const lab::Permutation& p = options.problem;
+  const Index count = p.elements();
+  const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(T);
+  const bool streaming = lab::use_streaming_stores(2 * bytes);  // a bad setting exits here
+  lab::require_host_memory(2 * bytes, "the input and the output");
+  auto in = lab::allocate_host<T>(count, "the input");
+  auto out = lab::allocate_host<T>(count, "the output");
+  auto step = [&] { permute_on_cpu<T>(in.get(), out.get(), p); };
+
+  const lab::PermuteVerification check =
+      lab::verify_permute_every_fill(dtype, in.get(), out.get(), p, step);
+  if (!check.ok()) {
+    std::fprintf(stderr, "%s (first run): %s\n", STEP_NAME, check.describe().c_str());
+    return lab::kExitFailed;
+  }
+
+  // The ceiling and the step in turn on the same buffers; the step's last timed run is verified
+  // where it ran, into an output poisoned before it (the input holds fill 0).
+  lab::PermuteVerification timed_check;
+  const std::vector<double> medians_ms = lab::median_cpu_ms_alternating(
+      {[&] { lab::parallel_copy(in.get(), out.get(), bytes, streaming); }, step}, options.reps,
+      [&](std::size_t piece) {
+        if (piece == 1) lab::poison_permute_output(out.get(), p, dtype, 0);
+      },
+      [&](std::size_t piece) {
+        if (piece == 1) timed_check = lab::verify_permute(out.get(), in.get(), p);
+      });
+  const double ceiling_ms = medians_ms[0];
+
+  const int threads = omp_get_max_threads();
+  lab::Measurement m =
+      lab::permute_measurement(STEP_NAME, "cpu", "blocked", cpu_model_name(), dtype, p);
+  m.threads = threads;
+  m.launch = kStepLaunch;
+  m.reps = options.reps;
+  m.summary = kStepSummary;
+  m.median_ms = medians_ms[1];
+  m.e2e_ms = m.median_ms;  // no transfers on the CPU: end to end is the permutation itself
+  m.verified = timed_check.ok();
+  lab::set_bandwidth(m, ceiling_ms);
+
+  lab::print_context(
+      std::string(STEP_NAME) + ": " + kStepSummary,
+      {"device   " + cpu_model_name() + ", " + std::to_string(threads) + " OpenMP threads",
+       lab::tensor_line(p, dtype, options.reps, "runs"), "fusion   " + lab::explain(p),
+       "check    first run " + check.describe(),
+       "         last timed run (fill 1): " + timed_check.describe()});
+  lab::print_table(
+      {lab::table_row(m), lab::ceiling_row(m.rows, m.cols, dtype.bytes, ceiling_ms,
+                                           streaming ? "omp copy, streaming stores (ceiling)"
+                                                     : "omp copy, plain stores (ceiling)")});
+  if (!options.csv_path.empty()) lab::append_permute_csv(options.csv_path, {m}, p);
+  if (!timed_check.ok()) {
+    std::fprintf(stderr, "%s (last timed run): %s\n", STEP_NAME, timed_check.describe().c_str());
+    return lab::kExitFailed;
+  }
+  return lab::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const lab::PermuteOptions options = lab::parse_permute_options_or_exit(
+      argc, argv, std::string(STEP_NAME) + "/transpose", lab::kDefaultCpuReps,
+      "on the CPU (OMP_NUM_THREADS threads)");
+  if (options.explain) {
+    std::printf("%s\n", lab::explain(options.problem).c_str());
+    return lab::kExitOk;
+  }
+  return lab::with_storage_type(options.dtype->bytes,
+                                [&](auto element) { return run<decltype(element)>(options); });
+}
