@@ -21,7 +21,12 @@ LAST_STEP := $(lastword $(CUDA_STEPS))
 # matrix spread over several GPUs.
 PIPELINE_STEPS := CUDA.v8_streams
 DISTRIBUTED_STEPS := CUDA.v9_multigpu
-ALL_STEPS := $(STEPS) $(PIPELINE_STEPS) $(DISTRIBUTED_STEPS)
+# Chapter 3, N-d permutations: a progression of its own (make permute), built by make all; its
+# programs take --shape and --perm, so no target above runs them.
+PERMUTE_CPU_STEPS := PERMUTE.omp
+PERMUTE_CUDA_STEPS := PERMUTE.v1_naive PERMUTE.v2_fused
+PERMUTE_STEPS := $(PERMUTE_CPU_STEPS) $(PERMUTE_CUDA_STEPS)
+ALL_STEPS := $(STEPS) $(PIPELINE_STEPS) $(DISTRIBUTED_STEPS) $(PERMUTE_STEPS)
 # A step that links another step's kernel (`STEP_KERNEL := X` in its Makefile) is built after X,
 # so that two makes in parallel never write X's object at once.
 STEP_KERNEL_ORDER := $(shell awk -F ':= *' '/^STEP_KERNEL *:=/ {sub("/Makefile$$", "", FILENAME); \
@@ -53,7 +58,7 @@ OMP_PIN := OMP_PROC_BIND=close OMP_PLACES=cores
 NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
 export NVCC
 ifeq ($(NVCC),)
-  BUILT_STEPS := $(CPU_STEPS)
+  BUILT_STEPS := $(CPU_STEPS) $(PERMUTE_CPU_STEPS)
   NVCC_NOTE := @echo "nvcc not found: the CUDA steps are not built (install the CUDA toolkit for them)"
 else
   BUILT_STEPS := $(ALL_STEPS)
@@ -79,7 +84,7 @@ DTYPE_ARG := --dtype $(DTYPE)
 .DEFAULT_GOAL := help
 .PHONY: help all run-all scaling sweep bench dtypes torch-reference streams streams-sweep \
 	out-of-core bus-probe multigpu probes sanitize \
-	plots profile texts texts-check reference test diff format clean \
+	plots profile texts texts-check reference test diff format clean permute \
         $(ALL_STEPS) tests-build
 
 help:
@@ -123,6 +128,9 @@ help:
 	@echo "                     python -m transpose_lab.probes --list) at PROBE_SHAPE -> results/probes.csv"
 	@echo "  make sanitize      compute-sanitizer memcheck and racecheck of SANITIZE_STEPS (default the last"
 	@echo "                     step and $(PIPELINE_STEPS)) on small ragged shapes, every type -> results/sanitizer.log"
+	@echo "  make permute       chapter 3 (N-d permutations): every step of it on the named cases"
+	@echo "                     (python -m transpose_lab.permute_cases --list) for each of"
+	@echo "                     PERMUTE_DTYPES (default float32 uint8) -> results/permute.csv"
 	@echo "  make profile       Nsight Compute metrics of every CUDA step at PROFILE_SIZE (x PROFILE_COLS)"
 	@echo "                     -> results/profile.csv"
 	@echo "  make plots         PNG pictures from the CSV files in results/"
@@ -150,7 +158,7 @@ help:
 	@echo "           PROFILE_COLS DTYPES_STEPS PROBES PROBE_SHAPE PROBE_DTYPES STREAMS_CASES"
 	@echo "           SANITIZE_STEPS SANITIZE_DTYPES"
 	@echo "           OUT_OF_CORE_SHAPE OUT_OF_CORE_DEVICE_MEM BUS_PROBE_ARGS MULTIGPU_SIZES MULTIGPU_DTYPES"
-	@echo "           MULTIGPU_GPUS CUDA_ARCH"
+	@echo "           MULTIGPU_GPUS CUDA_ARCH PERMUTE_DTYPES"
 	@echo "  DTYPE (run-all, scaling, sweep, bench, profile; default float32): uint8 float16 bfloat16"
 	@echo "        float32 float64 complex64 complex128"
 
@@ -256,6 +264,12 @@ profile: all $(PY_READY)
 	$(PY) -m transpose_lab.ncu_profile --steps $(CUDA_STEPS) $(REFERENCE_STEPS) \
 	  --size $(PROFILE_SIZE) $(if $(PROFILE_COLS),--cols $(PROFILE_COLS)) $(DTYPE_ARG) \
 	  --csv $(RESULTS)/profile.csv
+
+# Chapter 3: every permutation step on the named cases, each type (transpose_lab/permute_cases.py).
+PERMUTE_DTYPES ?= float32 uint8
+permute: $(if $(NVCC),$(PERMUTE_STEPS),$(PERMUTE_CPU_STEPS)) $(PY_READY)
+	$(OMP_PIN) $(PY) -m transpose_lab.permute_cases --steps $(PERMUTE_STEPS) \
+	  --dtypes $(PERMUTE_DTYPES) $(if $(REPS),--reps $(REPS)) --csv $(RESULTS)/permute.csv
 
 plots: $(PY_READY)
 	$(PY) -m transpose_lab.make_plots --results $(RESULTS)

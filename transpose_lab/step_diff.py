@@ -96,6 +96,8 @@ def main(argv=None):
         print(why_not)
         return 0
     progression = lab.steps("PROGRESSION")
+    if step in lab.steps("PERMUTE_STEPS"):  # chapter 3: a progression of its own
+        progression = lab.steps("PERMUTE_STEPS")
     if step not in progression[1:]:
         print(f"usage: make diff STEP=X, X one of: {' '.join(progression[1:])}", file=sys.stderr)
         return EXIT_USAGE

@@ -1,0 +1,97 @@
+"""`make permute`: every step of chapter 3 on the chapter's named cases, for each element type.
+
+    python -m transpose_lab.permute_cases --steps S... [--dtypes T...] [--cases NAME...]
+                                          [--reps N] --csv FILE
+    python -m transpose_lab.permute_cases --list          the cases, one a line
+
+Each program run appends its row to FILE (written fresh; the programs' output goes to the .log
+beside it): the lab's results schema with the tensor's `shape` and `perm` appended. The table
+printed at the end is read from that CSV, never from the programs' text: % of the copy ceiling
+that each program measured in the same run. Exit codes as run_steps: a step skipped (no GPU) or
+not built is said in one line and is no failure; a step that failed makes this exit 1.
+"""
+import argparse
+import csv
+import sys
+
+from transpose_lab import lab
+from transpose_lab.report_tables import format_text
+from transpose_lab.run_steps import fresh_csv, report_problems, run_step
+
+# The named cases: (shape, perm), as --shape and --perm take them.
+CASES = {
+    "nchw-to-nhwc": ("64,64,56,56", "0,2,3,1"),
+    "reverse-512^3": ("512,512,512", "2,1,0"),
+    "reverse-96^4": ("96,96,96,96", "3,2,1,0"),
+    "batched-17x19": ("1024,17,19", "0,2,1"),
+    "attention-heads": ("8,512,16,64", "0,2,1,3"),
+}
+
+
+def shape_column(shape):
+    """The CSV's shape column: '64x64x56x56' for --shape 64,64,56,56."""
+    return shape.replace(",", "x")
+
+
+def read_rows(path):
+    try:
+        with open(path, newline="") as handle:
+            return list(csv.DictReader(handle))
+    except FileNotFoundError:
+        return []
+
+
+def results_table(rows, steps, cases, dtypes):
+    """One line per case and type, one column per step: its % of the copy, or '-' for none."""
+    found = {(row["step"], row["shape"], row["perm"], row["dtype"]): row for row in rows}
+    header = ["case", "dtype", *steps]
+    lines = []
+    for name in cases:
+        shape, perm = CASES[name]
+        for dtype in dtypes:
+            cells = []
+            for step in steps:
+                row = found.get((step, shape_column(shape), perm, dtype))
+                cells.append("-" if row is None else
+                             f"{float(row['pct_of_ceiling']):.1f}%"
+                             + ("" if row["verified"] == "yes" else " WRONG"))
+            lines.append([name, dtype, *cells])
+    return header, lines
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", nargs="+", default=list(lab.steps("PERMUTE_STEPS")))
+    parser.add_argument("--dtypes", nargs="+", default=["float32"], choices=lab.DTYPES)
+    parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
+    parser.add_argument("--reps", type=int)
+    parser.add_argument("--csv")
+    parser.add_argument("--list", action="store_true")
+    args = parser.parse_args(argv)
+    if args.list:
+        for name, (shape, perm) in CASES.items():
+            print(f"{name}  --shape {shape} --perm {perm}")
+        return 0
+    if not args.csv:
+        parser.error("--csv FILE is needed")
+    csv_path = fresh_csv(args.csv)
+    runs = []
+    with open(csv_path.with_suffix(".log"), "w") as log:
+        for name in args.cases:
+            shape, perm = CASES[name]
+            for dtype in args.dtypes:
+                for step in args.steps:
+                    arguments = ["--shape", shape, "--perm", perm, "--dtype", dtype]
+                    if args.reps:
+                        arguments += ["--reps", args.reps]
+                    runs.append(run_step(step, arguments, csv_path, log=log))
+    rows = read_rows(csv_path)
+    devices = "; ".join(dict.fromkeys(row["device"] for row in rows)) or "no device"
+    print(f"\nPermutations on {devices}: % of the copy ceiling measured in the same program run")
+    print(format_text(*results_table(rows, args.steps, args.cases, args.dtypes)))
+    print(f"\nCSV: {csv_path}   program output: {csv_path.with_suffix('.log')}")
+    return 1 if report_problems(runs) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
