@@ -10,22 +10,23 @@ constexpr int BLOCK_ROWS = 8;
 template <class T>
 __global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
   __shared__ T tile[TILE_DIM][TILE_DIM + 1];  // +1: a column spans all 32 banks
-  int c = blockIdx.x * TILE_DIM + threadIdx.x;
-  int r = blockIdx.y * TILE_DIM + threadIdx.y;
+  const int tile_r = blockIdx.y * TILE_DIM, tile_c = blockIdx.x * TILE_DIM;  // the input tile
+  // y, x: a thread's place in the tile; r, c: the same place in the matrix it reads or writes.
   // LESSON: begin load the tile: each thread takes TILE_DIM / BLOCK_ROWS rows, in an unrolled loop
 #pragma unroll
-  for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
-    if (r + j < rows && c < cols)
-      tile[threadIdx.y + j][threadIdx.x] = in[static_cast<size_t>(r + j) * cols + c];
+  for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS) {
+    const int y = threadIdx.y + j, x = threadIdx.x, r = tile_r + y, c = tile_c + x;
+    if (r < rows && c < cols) tile[y][x] = in[static_cast<size_t>(r) * cols + c];
+  }
   // LESSON: end
   __syncthreads();  // outside any bounds check: every thread of the block must reach it
-  c = blockIdx.y * TILE_DIM + threadIdx.x;  // the block's output tile: swapped block indices
-  r = blockIdx.x * TILE_DIM + threadIdx.y;
+  // The block's output tile: tile_r and tile_c swap roles.
   // LESSON: begin store the transposed tile the same way: TILE_DIM / BLOCK_ROWS rows per thread
 #pragma unroll
-  for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
-    if (r + j < cols && c < rows)
-      out[static_cast<size_t>(r + j) * rows + c] = tile[threadIdx.x][threadIdx.y + j];
+  for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS) {
+    const int y = threadIdx.y + j, x = threadIdx.x, r = tile_c + y, c = tile_r + x;
+    if (r < cols && c < rows) out[static_cast<size_t>(r) * rows + c] = tile[x][y];
+  }
   // LESSON: end
 }
 

@@ -9,34 +9,17 @@
 // conflict-free, and every output row is written 16 bytes a thread, 256 bytes a tile row, as in v6.
 // Shapes whose rows or cols are not a multiple of N cannot use aligned 16-byte accesses as they
 // are: ragged.cu keeps them fast, beyond the lesson.
-#include <cstddef>
 #include <cstdint>
-#include <type_traits>
 
-#include "../common/cuda_check.cuh"
 #include "../common/cuda_step.cuh"
+// This step's other sources, reached through common/ as ragged.cu is (see the end of this file).
+#include "../common/../CUDA.v7_packed/grid.cu"  // tile_column, tile_grid, allow_shared_bytes
 
 constexpr int CHUNKS = 16;  // 16-byte chunks of an input row per tile: 256 bytes, as in v6
 constexpr int GROUPS = 16;  // groups of N input rows per tile: 256 bytes of each output row
 constexpr int THREADS = CHUNKS * GROUPS;
 constexpr int VECTOR_BYTES = 16;
 constexpr int WORDS = VECTOR_BYTES / 4;
-constexpr int MAX_GRID_Y = 65535;  // gridDim.y and gridDim.z are at most 65535
-
-// The first column of this block's tile. A wide matrix can need more than 65535 tile columns: the
-// ones beyond continue in blockIdx.z. The few blocks past the last tile (when y * z overshoots) get
-// the column just past it, where every row and column check fails.
-__device__ int tile_column(int cols, int tile_dim) {
-  const int past_last = (cols - 1) / tile_dim + 1;
-  return min(static_cast<int>(blockIdx.z * gridDim.y + blockIdx.y), past_last) * tile_dim;
-}
-
-// Tiles down the rows in x (as in v6), tile columns in y, and in z when y would pass 65535.
-inline dim3 tile_grid(int rows, int cols, int tile_dim) {
-  const int tiles_c = (cols - 1) / tile_dim + 1;
-  const int z = (tiles_c - 1) / MAX_GRID_Y + 1;
-  return dim3((rows - 1) / tile_dim + 1, (tiles_c - 1) / z + 1, z);
-}
 
 // The N x N block of E-byte elements (row k in w[k]) transposed in place: round S swaps the
 // elements of row i whose index has bit S set with those of row i + S whose index has it clear.
@@ -118,13 +101,6 @@ __global__ void __launch_bounds__(THREADS)
     *reinterpret_cast<uint4*>(out + static_cast<size_t>(out_row) * rows + out_col) =
         tile[cell<N>(out_row_local, g)];
   }
-}
-
-// Above 48 KiB of shared memory a kernel must ask for it, on every GPU it runs on (the attribute
-// belongs to the device it was set on): asked at each launch, a call of about a microsecond.
-template <class Kernel>
-void allow_shared_bytes(Kernel kernel, int bytes) {
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
 }
 
 template <class T>
