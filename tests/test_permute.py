@@ -1,0 +1,292 @@
+"""Chapter 3, N-d permutations: every step verified exactly on every type and a set of shapes and
+permutations (the CPU step here, the GPU steps where a GPU is), bad input refused in one line,
+axis fusion as --explain prints it, the verifier shown to catch planted wrong outputs (through
+tests/permute_probe.cpp, which links common/permute.cpp), and the chapter kept apart from the
+matrix targets."""
+import csv
+import itertools
+import random
+import subprocess
+import sys
+
+import pytest
+
+from conftest import (DTYPES, EXIT_NO_MEMORY, EXIT_SKIPPED, EXIT_USAGE, ROOT, binary,
+                      gpu_unavailable_reason, run, steps_from_makefile)
+
+PERMUTE_STEPS = steps_from_makefile("PERMUTE_STEPS")
+PERMUTE_CPU_STEPS = steps_from_makefile("PERMUTE_CPU_STEPS")
+PERMUTE_CUDA_STEPS = steps_from_makefile("PERMUTE_CUDA_STEPS")
+CPU_STEP = PERMUTE_CPU_STEPS[0]
+
+# (shape, perm): 1-d, identity, 2-d, every perm of a 3-d shape, NCHW <-> NHWC, extents of 1,
+# primes, 8-d, and one with more than 256 elements that takes two fills for uint8.
+CASES = [
+    ("7", "0"),
+    ("3,4,5", "0,1,2"),
+    ("33,17", "1,0"),
+    *[("5,6,7", ",".join(map(str, p))) for p in itertools.permutations(range(3))],
+    ("2,3,8,9", "0,2,3,1"),
+    ("2,8,9,3", "0,3,1,2"),
+    ("1,5,1,7", "3,1,2,0"),
+    ("1,1", "1,0"),
+    ("13,7,11", "1,2,0"),
+    ("2,3,2,3,2,3,2,2", "7,5,3,1,0,2,4,6"),
+    ("17,19,3", "2,0,1"),
+]
+
+
+def case_id(case):
+    return f"{case[0].replace(',', 'x')}:{case[1].replace(',', '')}"
+
+
+def elements(shape):
+    count = 1
+    for extent in shape.split(","):
+        count *= int(extent)
+    return count
+
+
+def check_verified_run(done, shape, perm, dtype, csv_path, kind):
+    assert done.returncode == 0, done.stdout + done.stderr
+    count = elements(shape)
+    assert f"verified: all {count} elements bitwise equal to the definition" in done.stdout
+    assert "last timed" in done.stdout and "FAILED" not in done.stdout
+    with open(csv_path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 1
+    row = rows[0]
+    assert (row["shape"], row["perm"], row["dtype"]) == (shape.replace(",", "x"), perm, dtype)
+    assert row["verified"] == "yes" and row["kind"] == kind
+    assert int(row["rows"]) * int(row["cols"]) == count  # the bytes the bandwidth counts
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_cpu_step_is_exact_on_every_type(case, dtype, tmp_path):
+    shape, perm = case
+    csv_path = tmp_path / "permute.csv"
+    done = run(CPU_STEP, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", 1,
+               "--csv", csv_path, threads=2)
+    check_verified_run(done, shape, perm, dtype, csv_path, "cpu")
+
+
+def test_uint8_past_256_elements_takes_two_fills():
+    done = run(CPU_STEP, "--shape", "17,19,3", "--perm", "2,0,1", "--dtype", "uint8", "--reps", 1)
+    assert done.returncode == 0, done.stderr
+    assert "over 2 fills" in done.stdout
+
+
+def test_rows_cols_is_the_short_form_of_a_transpose(tmp_path):
+    done = run(CPU_STEP, 37, 53, "--reps", 1, "--csv", tmp_path / "p.csv")
+    check_verified_run(done, "37,53", "1,0", "float32", tmp_path / "p.csv", "cpu")
+
+
+BAD_INPUT = [
+    (["--shape", "3,4", "--perm", "0,0"], "not a permutation"),
+    (["--shape", "3,4", "--perm", "0,2"], "not a permutation"),
+    (["--shape", "3,4", "--perm", "1,-0"], "not a permutation"),
+    (["--shape", "3,4", "--perm", "1"], "has 1 axes and --shape"),
+    (["--shape", "3,4,5", "--perm", "0,1"], "has 2 axes and --shape"),
+    (["--shape", "3,0", "--perm", "1,0"], "must be at least 1"),
+    (["--shape", "3,-4", "--perm", "1,0"], "positive whole number"),
+    (["--shape", "3,x", "--perm", "1,0"], "positive whole number"),
+    (["--shape", "3,4 ", "--perm", "1,0"], "positive whole number"),
+    (["--shape", "3,,4", "--perm", "0,1,2"], "empty field"),
+    (["--shape", "1,2,3,4,5,6,7,8,9", "--perm", "0,1,2,3,4,5,6,7,8"], "at most 8"),
+    (["--shape", "4294967296,4294967296", "--perm", "1,0"], "bytes"),
+    (["--shape", "3,4"], "--shape needs --perm"),
+    (["--perm", "1,0"], "--perm needs --shape"),
+    (["5", "--shape", "3,4", "--perm", "1,0"], "not both"),
+    (["--shape", "3,4", "--perm", "1,0", "--dtype", "int4"], "unknown --dtype"),
+    (["--shape", "3,4", "--perm", "1,0", "--reps", "0"], "at least 1"),
+    (["--bogus"], "unknown option"),
+]
+
+
+@pytest.mark.parametrize("step", PERMUTE_STEPS)
+@pytest.mark.parametrize("arguments,reason", BAD_INPUT, ids=lambda a: " ".join(a)
+                         if isinstance(a, list) else "")
+def test_bad_input_is_one_line_and_exit_2(step, arguments, reason):
+    if not binary(step).exists():
+        pytest.skip(f"{step} is not built (no nvcc?)")
+    done = run(step, *arguments)  # parsing comes first: the GPU steps refuse without a GPU too
+    assert done.returncode == EXIT_USAGE, done.stdout + done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and "error:" in lines[0] and reason in lines[0], done.stderr
+
+
+def test_too_large_for_memory_names_the_bytes():
+    done = run(CPU_STEP, "--shape", "200000,200000,10", "--perm", "2,1,0")
+    assert done.returncode == EXIT_NO_MEMORY, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and "3200000000000 bytes" in lines[0]
+
+
+def test_help_prints_the_usage():
+    done = run(CPU_STEP, "--help")
+    assert done.returncode == 0 and done.stdout.startswith("usage:")
+    assert "--shape" in done.stdout and "--perm" in done.stdout
+
+
+# --explain: the problem after axis fusion (extents of 1 dropped, neighbours in both orders merged).
+FUSIONS = [
+    ("64,3,224,224", "0,2,3,1", "64x3x50176", "0,2,1", "a batch of 64 transposes of 3 x 50176"),
+    ("64,224,224,3", "0,3,1,2", "64x50176x3", "0,2,1", "a batch of 64 transposes of 50176 x 3"),
+    ("3,4,5", "0,1,2", "60", "0", "a copy of 60 elements"),
+    ("1,1", "1,0", "1", "0", "a copy of 1 elements"),
+    ("1,5,1,7", "3,1,2,0", "5x7", "1,0", "a transpose of 5 x 7"),
+    ("2,3,4,5", "2,3,0,1", "6x20", "1,0", "a transpose of 6 x 20"),
+    ("8,512,16,64", "0,2,1,3", "8x512x16x64", "0,2,1,3", "runs of 64 contiguous elements"),
+    ("512,512,512", "2,1,0", "512x512x512", "2,1,0", "a permutation of 3 axes"),
+    ("2,1,3,4,1,5", "4,5,3,2,0,1", "2x3x4x5", "3,2,1,0", "a permutation of 4 axes"),
+]
+
+
+@pytest.mark.parametrize("shape,perm,fused_shape,fused_perm,what", FUSIONS,
+                         ids=lambda v: str(v).replace(",", "."))
+def test_explain_prints_the_fused_problem(shape, perm, fused_shape, fused_perm, what):
+    for step in PERMUTE_STEPS:  # no GPU is needed to explain
+        if not binary(step).exists():
+            continue
+        done = run(step, "--shape", shape, "--perm", perm, "--explain")
+        assert done.returncode == 0, done.stderr
+        assert f"fuses to shape {fused_shape} perm {fused_perm}: {what}" in done.stdout
+
+
+# --- The verifier itself, on outputs made right or planted wrong by tests/permute_probe.cpp.
+
+@pytest.fixture(scope="module")
+def probe():
+    out = ROOT / "tests" / ".build" / "permute_probe"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    sources = ["tests/permute_probe.cpp"] + [f"common/{name}.cpp" for name in
+                                             ("permute", "matrix", "dtype", "report",
+                                              "host_memory")]
+    built = subprocess.run(["g++", "-O2", "-std=c++17", "-Wall", "-Wextra", "-Werror",
+                            "-fopenmp", *sources, "-o", str(out)], cwd=ROOT,
+                           capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+
+    def run_probe(mode, dtype, shape, perm):
+        return subprocess.run([str(out), mode, dtype, shape, perm], capture_output=True,
+                              text=True, timeout=120)
+    return run_probe
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_wrong_permutation_fails_verification(probe, dtype):
+    done = probe("swapped", dtype, "17,19,3", "2,0,1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "verification FAILED" in done.stdout and "first at output index (" in done.stdout
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_one_misplaced_element_is_caught_and_named(probe, dtype):
+    done = probe("misplaced", dtype, "17,19,3", "2,0,1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 of 969 elements wrong; first at output index (0, 0, 0): got" in done.stdout
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_one_unwritten_element_is_caught(probe, dtype):
+    done = probe("unwritten", dtype, "17,19,3", "2,0,1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 of 969 elements wrong; first at output index (2, 16, 18)" in done.stdout
+
+
+def random_cases(count, seed, max_elements):
+    """Seeded shapes of rank 1 to 8 with random permutations, at most max_elements each."""
+    rng = random.Random(seed)
+    cases = []
+    while len(cases) < count:
+        rank = rng.randint(1, 8)
+        shape = [rng.choice([1, 2, 3, 5, 7, 16, 17, 33]) for _ in range(rank)]
+        if elements(",".join(map(str, shape))) > max_elements:
+            continue
+        perm = list(range(rank))
+        rng.shuffle(perm)
+        cases.append((",".join(map(str, shape)), ",".join(map(str, perm)),
+                      rng.choice(DTYPES)))
+    return cases
+
+
+@pytest.mark.parametrize("shape,perm,dtype", random_cases(40, seed=3, max_elements=1 << 16))
+def test_the_verifier_agrees_with_an_independent_scatter(probe, shape, perm, dtype):
+    done = probe("right", dtype, shape, perm)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+# --- The GPU steps, on the same cases, where a GPU is.
+
+@pytest.mark.parametrize("step", PERMUTE_CUDA_STEPS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_gpu_steps_are_exact_on_every_type(step, case, dtype, tmp_path, needs_gpu):
+    shape, perm = case
+    csv_path = tmp_path / "permute.csv"
+    done = run(step, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", 2,
+               "--csv", csv_path)
+    check_verified_run(done, shape, perm, dtype, csv_path, "kernel")
+    assert "last end-to-end run (fill 1): verified" in done.stdout
+
+
+@pytest.mark.parametrize("step", PERMUTE_CUDA_STEPS)
+@pytest.mark.parametrize("shape,perm,dtype", random_cases(100, seed=7, max_elements=1 << 20))
+def test_gpu_steps_on_random_shapes(step, shape, perm, dtype, needs_gpu):
+    done = run(step, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", 1)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("step", PERMUTE_CUDA_STEPS)
+def test_gpu_steps_without_a_gpu_say_so_in_one_line(step):
+    if not binary(step).exists():
+        pytest.skip(f"{step} is not built (no nvcc?)")
+    if gpu_unavailable_reason() is None:
+        pytest.skip("a GPU is here")
+    done = run(step, "--shape", "3,4", "--perm", "1,0")
+    assert done.returncode == EXIT_SKIPPED
+    assert done.stderr.splitlines() == [f"{step}: skipped: no CUDA device (no NVIDIA GPU found)"]
+
+
+# --- The chapter apart from the matrix targets.
+
+def test_chapter_3_steps_stay_out_of_the_matrix_lists():
+    for variable in ("PROGRESSION", "STEPS", "CPU_STEPS", "CUDA_STEPS", "REFERENCE_STEPS",
+                     "DTYPES_STEPS", "SANITIZE_STEPS", "LAST_STEP"):
+        assert not set(steps_from_makefile(variable)) & set(PERMUTE_STEPS), variable
+    assert set(PERMUTE_STEPS) <= set(steps_from_makefile("ALL_STEPS"))  # make all builds them
+
+
+def make(*args):
+    return subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_make_diff_of_the_fused_step_is_the_line_that_fuses():
+    done = make("diff", "STEP=PERMUTE.v2_fused")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# PERMUTE.v2_fused against PERMUTE.v1_naive")
+    code = [line for line in done.stdout.split("\n# the code", 1)[1].splitlines()
+            if line[:1] in ("+", "-") and not line.startswith(("+++", "---"))]
+    assert any("fuse_axes" in line for line in code)
+    assert len(code) <= 4, code  # the fusing line and the summary
+
+
+def test_make_permute_runner_writes_the_cases_to_one_csv(tmp_path):
+    csv_path = tmp_path / "permute.csv"
+    done = subprocess.run([sys.executable, "-m", "transpose_lab.permute_cases", "--steps",
+                           *PERMUTE_STEPS, "--cases", "batched-17x19", "--dtypes", "uint8",
+                           "--reps", "1", "--csv", str(csv_path)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with open(csv_path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    steps = {row["step"] for row in rows}
+    assert CPU_STEP in steps and all(row["verified"] == "yes" for row in rows)
+    assert {(row["shape"], row["perm"]) for row in rows} == {("1024x17x19", "0,2,1")}
+    if gpu_unavailable_reason() is None:
+        assert steps == set(PERMUTE_STEPS)
+    else:
+        assert "skipped" in done.stdout
