@@ -42,9 +42,13 @@ void transpose_with(Geam geam, Element one, Element zero, const void* in, void* 
 
 }  // namespace
 
+// The one interface's launcher, given the element type: geam computes, so the storage type alone
+// (8 bytes: float64 or complex64?) does not say which geam to call.
+#define LAB_LAUNCHER_TAKES_DTYPE
 template <class T>
-LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
-  const std::string dtype = lab::requested_dtype().name;
+LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream,
+                             const lab::Dtype& element) {
+  const std::string dtype = element.name;
   if (dtype == "float32") {
     transpose_with<float>(cublasSgeam, 1.0f, 0.0f, in, out, rows, cols, stream);
   } else if (dtype == "float64") {

@@ -159,9 +159,13 @@ void first_transform(Plan& plan, const void* in, void* out, cudaStream_t stream)
 
 }  // namespace
 
+// The one interface's launcher, given the element type: the library's data type is the real
+// type, not the storage type (2 bytes: float16 or bfloat16?).
+#define LAB_LAUNCHER_TAKES_DTYPE
 template <class T>
-LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
-  Plan& plan = plan_for(lab::requested_dtype().name, rows, cols);
+LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream,
+                             const lab::Dtype& dtype) {
+  Plan& plan = plan_for(dtype.name, rows, cols);
   if (plan.tried) {
     CUBLAS_CHECK(transform(plan, in, out, stream));  // a timed call: the library call alone
   } else {

@@ -33,6 +33,9 @@
 #include "step_info.hpp"
 #include "timer.hpp"
 
+// The kernel step's launchers, renamed by common/step.mk; the first is its launch_transpose.
+extern const lab::KernelVariant kReusedKernelVariants[];
+
 #ifndef STEP_KERNEL_NAME
 #define STEP_KERNEL_NAME "the kernel step"  // the step's Makefile passes its STEP_KERNEL
 #endif
@@ -348,7 +351,8 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
   LaunchShape serial_shape;
   auto serial = [&] {
     CUDA_CHECK(cudaMemcpyAsync(serial_in, host.in, bytes, cudaMemcpyHostToDevice, origin));
-    serial_shape = lab::launch_checked(STEP_NAME, serial_in, serial_out, rows, cols, origin);
+    serial_shape = lab::launch_checked(STEP_NAME, kReusedKernelVariants[0].launcher<T>(), serial_in,
+                                       serial_out, rows, cols, origin, dtype);
     CUDA_CHECK(cudaMemcpyAsync(host.out, serial_out, bytes, cudaMemcpyDeviceToHost, origin));
   };
 

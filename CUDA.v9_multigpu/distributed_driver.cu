@@ -324,7 +324,7 @@ std::size_t rank_device_bytes(const Decomposition& plan, int g) {
 }
 
 // Every rank's bands and buffers, and the L2 flush of each GPU, must fit in its GPU's free memory.
-int check_device_memory(const Team& team) {
+int check_device_memory(const Team& team, const lab::Dtype& dtype) {
   int code = lab::kExitOk;
   for (std::size_t i = 0; i < team.local.size(); ++i) {
     const Rank& me = team.local[i];
@@ -346,8 +346,8 @@ int check_device_memory(const Team& team) {
           "%s: error: rank %d's band of %lld x %lld %s does not fit on GPU %d (%s): its "
           "bands, exchange buffers and the L2 flush buffer need %s; it has %s free of %s\n",
           g_label.c_str(), me.rank, static_cast<long long>(team.plan.rows),
-          static_cast<long long>(team.plan.cols), lab::requested_dtype().name, me.device,
-          properties.name, lab::format_bytes(needed).c_str(), lab::format_bytes(free_bytes).c_str(),
+          static_cast<long long>(team.plan.cols), dtype.name, me.device, properties.name,
+          lab::format_bytes(needed).c_str(), lab::format_bytes(free_bytes).c_str(),
           lab::format_bytes(total_bytes).c_str());
       code = lab::kExitNoMemory;
     }
@@ -645,7 +645,7 @@ template <class T>
 int run(Team& team, const lab::Options& options, const std::string& variant, bool nvls_set_here) {
   const lab::Dtype& dtype = *options.dtype;
   Decomposition& plan = team.plan;
-  agree_or_leave(check_device_memory(team));
+  agree_or_leave(check_device_memory(team, dtype));
   std::vector<Buffers> buffers;
   set_up(team, buffers);
 

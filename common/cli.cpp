@@ -107,13 +107,7 @@ Options parse(int argc, char** argv, const CliSpec& spec, Request* request) {
   return options;
 }
 
-const Dtype* g_requested_dtype = nullptr;
-
 }  // namespace
-
-const Dtype& requested_dtype() {
-  return g_requested_dtype != nullptr ? *g_requested_dtype : default_dtype();
-}
 
 std::string usage_text(const CliSpec& spec) {
   std::string text = "usage: " + spec.program + " [ROWS [COLS]]";
@@ -146,7 +140,6 @@ Options parse_options_or_exit(int argc, char** argv, const CliSpec& spec) {
       for (const auto& name : spec.variants) std::puts(name.c_str());
       std::exit(kExitOk);
     }
-    g_requested_dtype = options.dtype;
     // Sizes whose byte counts would overflow 64 bits are refused here, before any size_t math.
     const long double needed = 2.0L * options.rows * options.cols * options.dtype->bytes;
     if (needed > static_cast<long double>(std::size_t{1} << 62)) {

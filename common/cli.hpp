@@ -34,8 +34,4 @@ Options parse_options_or_exit(int argc, char** argv, const CliSpec& spec);
 
 std::string usage_text(const CliSpec& spec);
 
-// The element type the last parse_options_or_exit() chose (float32 before any), for steps that
-// call a library which needs the real type (cuBLAS's Dgeam and Cgeam both take 8-byte elements).
-const Dtype& requested_dtype();
-
 }  // namespace lab

@@ -103,7 +103,7 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
           CUDA_CHECK(cudaMemcpy(device_in.get(), host_in.get(), bytes, cudaMemcpyHostToDevice));
           CUDA_CHECK(cudaMemcpy(device_out.get(), host_out.get(), bytes, cudaMemcpyHostToDevice));
           shape = lab::launch_checked(STEP_NAME, variant->launcher<T>(), device_in.get(),
-                                      device_out.get(), rows, cols, stream);
+                                      device_out.get(), rows, cols, stream, dtype);
           CUDA_CHECK(cudaStreamSynchronize(stream));
           CUDA_CHECK(cudaMemcpy(host_out.get(), device_out.get(), bytes, cudaMemcpyDeviceToHost));
         },
@@ -119,7 +119,7 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
     const lab::KernelVariant& variant = *variants[v];
     auto launch = [&] {
       lab::launch_checked(STEP_NAME, variant.launcher<T>(), device_in.get(), device_out.get(), rows,
-                          cols, stream);
+                          cols, stream, dtype);
     };
 
     // One launch bracketed for Nsight Compute (`ncu --profile-from-start off`); a no-op otherwise.

@@ -78,14 +78,10 @@ DeviceArray<T> allocate_device(std::size_t count) {
   return DeviceArray<T>(static_cast<T*>(raw));
 }
 
-// Launch and check at once: a bad configuration must not pass as a fast kernel.
-// `program` names the step in the message; `launch` is one of the step's launchers. The launchers
-// refuse a grid past the device's limits themselves, in words (lab::require_grid, before
-// launching); this catches one that does not.
-template <class T>
-LaunchShape launch_checked(const char* program, KernelLauncher<T> launch, const T* in, T* out,
-                           int rows, int cols, cudaStream_t stream) {
-  const LaunchShape shape = launch(in, out, rows, cols, stream);
+// A launch checked at once: a bad configuration must not pass as a fast kernel. `program` names
+// the step in the message. The launchers refuse a grid past the device's limits themselves, in
+// words (lab::require_grid, before launching); this catches one that does not.
+inline void check_launch(const char* program, const LaunchShape& shape, int rows, int cols) {
   const cudaError_t status = cudaGetLastError();
   if (status == cudaErrorInvalidConfiguration) {
     std::fprintf(stderr,
@@ -96,14 +92,25 @@ LaunchShape launch_checked(const char* program, KernelLauncher<T> launch, const 
     std::exit(kExitUsage);
   }
   CUDA_CHECK(status);
+}
+
+// `launch` is one of the step's launchers (kKernelVariants), given the element type it moves.
+template <class T>
+LaunchShape launch_checked(const char* program, KernelLauncher<T> launch, const T* in, T* out,
+                           int rows, int cols, cudaStream_t stream, const Dtype& dtype) {
+  const LaunchShape shape = launch(in, out, rows, cols, stream, dtype);
+  check_launch(program, shape, rows, cols);
   return shape;
 }
 
-// The step's default launcher, launch_transpose.
+// A kernel step's launch_transpose itself, which moves storage types and takes no element type
+// (the host-pipeline and distributed steps run one through its step's own interface).
 template <class T>
 LaunchShape launch_checked(const char* program, const T* in, T* out, int rows, int cols,
                            cudaStream_t stream) {
-  return launch_checked<T>(program, launch_transpose<T>, in, out, rows, cols, stream);
+  const LaunchShape shape = launch_transpose<T>(in, out, rows, cols, stream);
+  check_launch(program, shape, rows, cols);
+  return shape;
 }
 
 // Before every timed launch the L2 cache is overwritten (as NVIDIA's nvbench does), so that a
@@ -130,7 +137,8 @@ class L2Flush {
 // and a drift cannot favour one of them. `before` runs ahead of each timed piece, outside the
 // events (the L2 flush). Returns the median time of each piece.
 // The last round's hooks, outside the events: before_last(p) runs ahead of piece p's last timed
-// run (after `before`), after_last(p) once that run has finished. A driver whose pieces share an
+// run (before `before`, so that what it writes is flushed from L2 too), after_last(p) once that
+// run has finished. A driver whose pieces share an
 // output poisons it in the first and verifies the last timed run in the second, before the next
 // piece overwrites it.
 template <class Before, class BeforeLast, class AfterLast, class... Work>
@@ -146,8 +154,8 @@ std::vector<double> median_event_ms_checked(int reps, cudaStream_t stream, Befor
   CUDA_CHECK(cudaEventCreate(&stop));
   std::vector<std::vector<double>> times_ms(sizeof...(work));
   auto time_one = [&](auto& piece, std::size_t index, bool last) {
-    before();
     if (last) before_last(index);
+    before();
     CUDA_CHECK(cudaEventRecord(start, stream));
     piece();
     CUDA_CHECK(cudaEventRecord(stop, stream));

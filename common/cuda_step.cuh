@@ -4,7 +4,6 @@
 
 #include <cuda_runtime.h>
 
-#include "cli.hpp"  // lab::requested_dtype(), for steps that call a library
 #include "dtype.hpp"
 #include "grid_limits.cuh"  // lab::require_grid, which every launcher calls before launching
 
@@ -20,15 +19,30 @@ struct LaunchShape {
 // need to know whether the bytes are a float16 or a uint16.
 // A copy step (STEP_OPERATION := copy in its Makefile) keeps the same launcher and name, with
 // out rows x cols and out[i] = in[i].
+// A step that calls a library which computes (cuBLAS's geam: Dgeam and Cgeam both take 8-byte
+// elements) needs the real element type: its launch_transpose takes `const lab::Dtype&` as a last
+// parameter instead, and its transpose.cu says so with `#define LAB_LAUNCHER_TAKES_DTYPE`.
 template <class T>
 LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream);
 extern const char* const kStepSummary;
 
 namespace lab {
 
+// What the drivers call: every launcher, given the element type the command line chose.
 template <class T>
-using KernelLauncher = LaunchShape (*)(const T* in, T* out, int rows, int cols,
-                                       cudaStream_t stream);
+using KernelLauncher = LaunchShape (*)(const T* in, T* out, int rows, int cols, cudaStream_t stream,
+                                       const Dtype& dtype);
+// What a kernel step writes: a launcher that moves storage types and never needs the type.
+template <class T>
+using StorageLauncher = LaunchShape (*)(const T* in, T* out, int rows, int cols,
+                                        cudaStream_t stream);
+
+// A kernel step's launcher as a KernelLauncher: the element type is not its business.
+template <class T, StorageLauncher<T> launch>
+LaunchShape ignoring_dtype(const T* in, T* out, int rows, int cols, cudaStream_t stream,
+                           const Dtype&) {
+  return launch(in, out, rows, cols, stream);
+}
 
 // The name a step with one launcher reports in the CSV's variant column.
 inline constexpr const char* kOneKernelVariant = "kernel";
@@ -55,8 +69,19 @@ struct KernelVariant {
 
 }  // namespace lab
 
-// {name, summary, launcher template}: the variant with `launcher` instantiated for every size.
-#define LAB_KERNEL_VARIANT(name, summary, launcher)                                     \
+// {name, summary, launcher template}: the variant with `launcher`, a template like the
+// five-parameter launch_transpose, instantiated for every size.
+#define LAB_KERNEL_VARIANT(name, summary, launcher)                         \
+  lab::KernelVariant {                                                      \
+    name, summary, lab::ignoring_dtype<lab::Bytes1, launcher<lab::Bytes1>>, \
+        lab::ignoring_dtype<lab::Bytes2, launcher<lab::Bytes2>>,            \
+        lab::ignoring_dtype<lab::Bytes4, launcher<lab::Bytes4>>,            \
+        lab::ignoring_dtype<lab::Bytes8, launcher<lab::Bytes8>>,            \
+        lab::ignoring_dtype<lab::Bytes16, launcher<lab::Bytes16>>           \
+  }
+
+// The same for a launcher that takes the element type as its last parameter (a library step).
+#define LAB_DTYPE_VARIANT(name, summary, launcher)                                      \
   lab::KernelVariant {                                                                  \
     name, summary, launcher<lab::Bytes1>, launcher<lab::Bytes2>, launcher<lab::Bytes4>, \
         launcher<lab::Bytes8>, launcher<lab::Bytes16>                                   \
