@@ -40,6 +40,8 @@ GPU_PARTS = {
     "types": [
         ("dtypes", {"REPS": REFERENCE_REPS}, {"dtypes.csv": "types.csv",
                                                "dtypes.png": "dtypes.png"}),
+        ("permute", {"REPS": REFERENCE_REPS, "PERMUTE_DTYPES": DTYPES},
+         {"permute.csv": "permute.csv"}),
     ],
     "streams": [
         ("streams", {}, {"streams.csv": "streams.csv", "streams_timeline.csv":
@@ -66,6 +68,8 @@ CPU_PARTS = {
     "types": [
         ("dtypes", {**CPU_ONLY, "DTYPES_STEPS": "CPU.omp"},
          {"dtypes.csv": "types.csv", "dtypes.png": "dtypes.png"}),
+        ("permute", {**CPU_ONLY, "PERMUTE_STEPS": "PERMUTE.omp", "PERMUTE_DTYPES": DTYPES},
+         {"permute.csv": "permute.csv"}),
     ],
 }
 PARTS = list(GPU_PARTS)
