@@ -290,3 +290,15 @@ def test_make_permute_runner_writes_the_cases_to_one_csv(tmp_path):
         assert steps == set(PERMUTE_STEPS)
     else:
         assert "skipped" in done.stdout
+
+
+@pytest.mark.parametrize("step", PERMUTE_STEPS)
+def test_the_grader_refuses_chapter_3_in_one_line(step):
+    done = subprocess.run([sys.executable, "-m", "transpose_lab.grader", step],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == EXIT_USAGE, done.stdout + done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and "the grader checks the matrix steps" in lines[0], done.stderr
+    assert "tests/test_permute.py" in lines[0] and "make permute" in lines[0]
+    from transpose_lab.grader import known_steps
+    assert not set(known_steps()) & set(PERMUTE_STEPS)

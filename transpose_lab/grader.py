@@ -45,6 +45,7 @@ from pathlib import Path
 from .results_csv import CPU_KINDS, GPU_KINDS, ResultsError, read_results
 
 from transpose_lab.lab import ROOT  # noqa: E402
+from transpose_lab.lab import steps as lab_steps  # noqa: E402
 EXPECTED_DIR = ROOT / "docs" / "expected"
 SOURCES = ("transpose.cu", "transpose.cpp")
 from transpose_lab.lab import DTYPES as ALL_DTYPES  # noqa: E402
@@ -148,13 +149,24 @@ def step_source(folder):
     return next((folder / name for name in SOURCES if (folder / name).is_file()), None)
 
 
+def permute_steps():
+    """Chapter 3's steps take a tensor, not ROWS COLS: the grader's shapes and ranges do not fit
+    them."""
+    return set(lab_steps("PERMUTE_STEPS"))
+
+
 def known_steps():
+    chapter_3 = permute_steps()
     return sorted(p.name for p in ROOT.iterdir()
-                  if p.is_dir() and (p / "Makefile").is_file() and step_source(p))
+                  if p.is_dir() and (p / "Makefile").is_file() and step_source(p)
+                  and p.name not in chapter_3)
 
 
 def prepare(step, source_from):
     """(build folder, label, scratch folder to remove or None)."""
+    if step in permute_steps():
+        raise UsageError(f"{step} is a chapter 3 step: the grader checks the matrix steps; "
+                         "tests/test_permute.py and `make permute` check chapter 3")
     solution = ROOT / step
     if not (solution / "Makefile").is_file() or step_source(solution) is None:
         raise UsageError(f"unknown step '{step}' (steps: {' '.join(known_steps())})")
