@@ -1,12 +1,15 @@
 // main() for kernel steps: find a device, check the matrices fit, for every fill run once into a
 // poisoned output and verify it bitwise, then time the kernel (CUDA events, median, L2 flushed
-// before each launch), the device-to-device cudaMemcpy ceiling and the end-to-end round trip, all
-// in this one process. A step with several launchers (kKernelVariants) runs the one --variant
-// names (default: the first), or each in turn; a copy step (STEP_OPERATION) is verified as a copy.
-// What is verified and when (docs/verification.md): every fill's first run; the output of the
-// last timed launch (the ceiling copies into a buffer of its own, so nothing overwrites it); the
-// last end-to-end run. Each into an output poisoned from the fill, so no element can pass
-// unwritten.
+// before each launch), its ceiling and the end-to-end round trip, all in this one process. The
+// ceiling is the faster of two copies of the same bytes timed beside the kernel: the
+// device-to-device cudaMemcpy and the lab's vector copy kernel (vector_copy.cuh), whichever moves
+// them faster on this GPU, for this size and type. A step with several launchers (kKernelVariants)
+// runs the one --variant names (default: the first), or each in turn; a copy step
+// (STEP_OPERATION) is verified as a copy.
+// What is verified and when (docs/verification.md): every fill's first run, of the step and of the
+// vector copy; the output of the last timed launch (the ceilings copy into a buffer of their own,
+// so nothing overwrites it); the vector copy's last timed run; the last end-to-end run. Each into
+// an output poisoned from the fill, so no element can pass unwritten.
 #include <cuda_profiler_api.h>
 
 #include <algorithm>
@@ -25,10 +28,24 @@
 #include "report.hpp"
 #include "step_info.hpp"
 #include "timer.hpp"
+#include "vector_copy.cuh"
 
 namespace {
 
 using lab::Index;
+
+// The pieces of a timed series, in the order they alternate: the step, then its two ceilings.
+enum Piece : std::size_t { kStepPiece, kMemcpyPiece, kVectorCopyPiece };
+
+// The names of the two ceilings, in the table and in the CSV's ceiling_kind.
+constexpr const char* kMemcpyCeiling = "memcpy";
+constexpr const char* kVectorCopyCeiling = "vector_copy";
+
+void fail_ceiling(const char* when, const lab::Verification& check) {
+  std::fprintf(stderr, "%s vector copy ceiling (%s): %s\n", STEP_NAME, when,
+               check.describe().c_str());
+  std::exit(lab::kExitFailed);
+}
 
 void fail_verification(const lab::KernelVariant& variant, const char* when,
                        const lab::Verification& check) {
@@ -62,12 +79,12 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
   const std::size_t bytes = lab::matrix_bytes(rows, cols, sizeof(T));
   std::size_t device_free = 0, device_total = 0;
   CUDA_CHECK(cudaMemGetInfo(&device_free, &device_total));
-  // The ceiling's copy gets an output of its own: the kernel's last timed output is verified.
+  // The ceilings' copies get an output of their own: the kernel's last timed output is verified.
   const std::size_t device_needed = 3 * bytes + static_cast<std::size_t>(properties.l2CacheSize);
   if (device_needed > device_free) {
     std::fprintf(stderr,
                  "error: %d x %d %s needs %s of device memory for the input, the output, the "
-                 "ceiling's output and the L2 flush buffer; %s has %s free of %s\n",
+                 "ceilings' output and the L2 flush buffer; %s has %s free of %s\n",
                  rows, cols, dtype.name, lab::format_bytes(device_needed).c_str(), properties.name,
                  lab::format_bytes(device_free).c_str(), lab::format_bytes(device_total).c_str());
     return lab::kExitNoMemory;
@@ -112,9 +129,37 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
     shapes.push_back(shape);
   }
 
+  // The vector copy is a ceiling only if it copies: verified like a copy step, for every fill.
+  LaunchShape vector_shape;
+  auto vector_copy = [&] {
+    vector_shape =
+        lab::launch_vector_copy(device_in.get(), device_ceiling_out.get(), bytes, stream);
+    lab::check_launch("the vector copy", vector_shape, rows, cols);
+  };
+  const lab::Verification vector_first_check = lab::verify_every_fill(
+      dtype, host_in.get(), host_out.get(), rows, cols,
+      [&] {
+        CUDA_CHECK(cudaMemcpy(device_in.get(), host_in.get(), bytes, cudaMemcpyHostToDevice));
+        CUDA_CHECK(
+            cudaMemcpy(device_ceiling_out.get(), host_out.get(), bytes, cudaMemcpyHostToDevice));
+        vector_copy();
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        CUDA_CHECK(
+            cudaMemcpy(host_out.get(), device_ceiling_out.get(), bytes, cudaMemcpyDeviceToHost));
+      },
+      lab::Operation::kCopy);
+  if (!vector_first_check.ok()) fail_ceiling("first run", vector_first_check);
+  // Its last timed run lands in an output poisoned just before it: the memcpy before it in the
+  // same round wrote the same buffer, and an element the kernel skipped must not pass.
+  auto poison_before_last = [&](std::size_t piece) {
+    if (piece != kVectorCopyPiece) return;
+    lab::poison_output(host_out.get(), rows, cols, dtype, 0, lab::Operation::kCopy);
+    CUDA_CHECK(cudaMemcpy(device_ceiling_out.get(), host_out.get(), bytes, cudaMemcpyHostToDevice));
+  };
+
   std::vector<lab::Measurement> results;
-  std::vector<double> ceilings_ms;
-  lab::Verification timed_check, final_check;
+  std::vector<double> memcpy_times_ms, vector_copy_times_ms;
+  lab::Verification timed_check, vector_timed_check, final_check;
   for (std::size_t v = 0; v < variants.size(); ++v) {
     const lab::KernelVariant& variant = *variants[v];
     auto launch = [&] {
@@ -128,20 +173,27 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
     CUDA_CHECK(cudaStreamSynchronize(stream));
     CUDA_CHECK(cudaProfilerStop());
 
-    // The kernel and its ceiling, the device-to-device copy of the same bytes into its own buffer,
-    // timed alternately, each after an L2 flush. The output is poisoned before the series, so an
-    // element the kernel never writes is still poison when the last timed launch is verified.
+    // The kernel and its two ceilings, cudaMemcpy and the vector copy of the same bytes into a
+    // buffer of their own, timed alternately, each after an L2 flush. The output is poisoned before
+    // the series, so an element the kernel never writes is still poison when the last timed launch
+    // is verified.
     poison_for_fill_0();
-    const std::vector<double> kernel_and_copy_ms = lab::median_event_ms(
-        options.reps, stream, [&] { flush_l2(stream); }, launch,
+    const std::vector<double> times_ms = lab::median_event_ms_checked(
+        options.reps, stream, [&] { flush_l2(stream); }, poison_before_last, [](std::size_t) {},
+        launch,
         [&] {
           CUDA_CHECK(cudaMemcpyAsync(device_ceiling_out.get(), device_in.get(), bytes,
                                      cudaMemcpyDeviceToDevice, stream));
-        });
-    const double kernel_ms = kernel_and_copy_ms[0], ceiling_ms = kernel_and_copy_ms[1];
+        },
+        vector_copy);
+    const double kernel_ms = times_ms[kStepPiece], memcpy_ms = times_ms[kMemcpyPiece],
+                 vector_copy_ms = times_ms[kVectorCopyPiece];
     CUDA_CHECK(cudaMemcpy(host_out.get(), device_out.get(), bytes, cudaMemcpyDeviceToHost));
     timed_check = lab::verify_result(operation, host_out.get(), host_in.get(), rows, cols);
     if (!timed_check.ok()) fail_verification(variant, "last timed launch", timed_check);
+    CUDA_CHECK(cudaMemcpy(host_out.get(), device_ceiling_out.get(), bytes, cudaMemcpyDeviceToHost));
+    vector_timed_check = lab::verify_copy(host_out.get(), host_in.get(), rows, cols);
+    if (!vector_timed_check.ok()) fail_ceiling("last timed run", vector_timed_check);
 
     // End to end, what a caller with the matrix in host memory pays; its last run is verified too.
     poison_for_fill_0();
@@ -165,9 +217,11 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
     m.e2e_ms = e2e_ms;
     m.verified = true;
     m.summary = variant.summary;
-    lab::set_bandwidth(m, ceiling_ms);
+    // The ceiling is the faster copy of the two, measured in this series.
+    lab::set_bandwidth(m, std::min(memcpy_ms, vector_copy_ms));
     results.push_back(m);
-    ceilings_ms.push_back(ceiling_ms);
+    memcpy_times_ms.push_back(memcpy_ms);
+    vector_copy_times_ms.push_back(vector_copy_ms);
   }
 
   lab::print_context(
@@ -177,11 +231,29 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
            ", L2 flushed before each",
        "check    first run " + first_check.describe(),
        "         last timed launch (fill 1): " + timed_check.describe(),
-       "         last end-to-end run (fill 1): " + final_check.describe()});
+       "         last end-to-end run (fill 1): " + final_check.describe(),
+       "         vector copy ceiling, first run " + vector_first_check.describe(),
+       "         vector copy ceiling, last timed run (fill 1): " + vector_timed_check.describe(),
+       "ceiling  the faster of cudaMemcpy device to device and the vector copy kernel "
+       "(16-byte accesses), timed beside each row: % of copy is of that one"});
   std::vector<lab::TableRow> table;
   for (const lab::Measurement& m : results) table.push_back(lab::table_row(m));
-  table.push_back(lab::ceiling_row(rows, cols, dtype.bytes, lab::median(ceilings_ms),
-                                   "cudaMemcpy device to device (ceiling)"));
+  // Both ceilings, each against the faster: the one at 100% is the ceiling of the rows above.
+  const double memcpy_ms = lab::median(memcpy_times_ms);
+  const double vector_copy_ms = lab::median(vector_copy_times_ms);
+  const double best_ms = std::min(memcpy_ms, vector_copy_ms);
+  auto ceiling = [&](const char* name, const std::string& launch, double ms, const char* check) {
+    return lab::TableRow{name,
+                         launch + (ms == best_ms ? " (ceiling)" : ""),
+                         ms,
+                         lab::effective_gbps(rows, cols, dtype.bytes, ms),
+                         100.0 * best_ms / ms,
+                         -1,
+                         check};
+  };
+  table.push_back(ceiling(kMemcpyCeiling, "cudaMemcpy device to device", memcpy_ms, "-"));
+  table.push_back(
+      ceiling(kVectorCopyCeiling, lab::describe_launch(vector_shape), vector_copy_ms, "verified"));
   lab::print_table(table);
   if (!options.csv_path.empty()) lab::append_csv(options.csv_path, results);
 

@@ -1,8 +1,11 @@
 // A kernel step's transpose.cu, compiled once for each element size: its launcher is a template
 // over the storage type, and the harness (common/cuda_driver.cu) calls the one the --dtype needs
-// (and the --variant, where the step has several launchers).
+// (and the --variant, where the step has several launchers). The lab's vector copy, which every
+// kernel step's driver times beside cudaMemcpy as a ceiling, is compiled here too: this object is
+// built for the GPU's architectures, the driver's is not.
 #include "cuda_step.cuh"
 #include "transpose.cu"  // the step's own file: common/step.mk compiles this in the step's folder
+#include "vector_copy_kernel.cuh"
 
 #include <iterator>
 

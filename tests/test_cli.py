@@ -72,7 +72,16 @@ def test_v2_lists_its_variants_the_default_first():
     assert f"default {V2_VARIANTS[0]}" in usage and "--variant" in usage
 
 
-@pytest.mark.parametrize("step", ["CUDA.v1", "CUDA.copy"])
+def test_the_copy_step_lists_the_plain_copy_first_and_the_vector_copy():
+    needs_built("CUDA.copy")
+    done = run("CUDA.copy", "--list-variants")
+    assert done.returncode == 0 and done.stdout.split() == ["kernel", "vector"]
+    assert "default kernel" in run("CUDA.copy", "--help").stdout
+    refused = run("CUDA.copy", 8, "--variant", "read-coalesced")
+    assert refused.returncode == EXIT_USAGE and "unknown variant 'read-coalesced'" in refused.stderr
+
+
+@pytest.mark.parametrize("step", ["CUDA.v1", "CUDA.cublas"])
 def test_a_kernel_step_without_variants_lists_none_and_refuses_variant(step):
     needs_built(step)
     done = run(step, "--list-variants")
