@@ -302,3 +302,84 @@ def test_the_grader_refuses_chapter_3_in_one_line(step):
     assert "tests/test_permute.py" in lines[0] and "make permute" in lines[0]
     from transpose_lab.grader import known_steps
     assert not set(known_steps()) & set(PERMUTE_STEPS)
+
+
+# --- PERMUTE.v3_tiled's index arithmetic on the host (tests/permute_plan_probe.cpp includes the
+# step's own plan.hpp and fast_division.hpp), and its edges on the GPU.
+
+# Tile edges (innermost extents 1, 2, 31, 33, 63, 65, primes) and grids past 65535 blocks: batches
+# (z), tile rows (y), runs (y) and run pieces or tile columns (x) that loop.
+EDGE_CASES = [
+    ("31,33", "1,0"), ("33,31", "1,0"), ("63,65", "1,0"), ("65,63", "1,0"), ("2,1", "1,0"),
+    ("1,2", "1,0"), ("5,7,1", "2,1,0"), ("97,89,3", "2,0,1"), ("13,127,61", "1,2,0"),
+    ("65,63,31,33", "3,1,0,2"), ("2,5,3,33", "1,0,3,2"), ("17,2,19,2", "2,3,0,1"),
+]
+LARGE_GRID_CASES = [
+    ("70000,2,3", "0,2,1"), ("3,70001,2", "2,1,0"), ("600000,2,3", "1,0,2"),
+    ("3000000,3", "1,0"), ("3,3000000", "1,0"), ("2,2,9000000", "1,0,2"),
+]
+
+
+@pytest.fixture(scope="module")
+def plan_probe():
+    out = ROOT / "tests" / ".build" / "permute_plan_probe"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    sources = ["tests/permute_plan_probe.cpp"] + [f"common/{name}.cpp" for name in
+                                                  ("permute", "matrix", "dtype", "report",
+                                                   "host_memory")]
+    built = subprocess.run(["g++", "-O2", "-std=c++17", "-Wall", "-Wextra", "-Werror",
+                            "-fopenmp", *sources, "-o", str(out)], cwd=ROOT,
+                           capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+
+    def run_probe(*args):
+        return subprocess.run([str(out), *map(str, args)], capture_output=True, text=True,
+                              timeout=300)
+    return run_probe
+
+
+def test_fast_division_equals_division(plan_probe):
+    done = plan_probe("division")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "quotients by" in done.stdout and "equal to /" in done.stdout
+
+
+# The kernel's cap, and a cap of 2 blocks a grid axis so that every loop of the kernels turns.
+PLAN_CASES = ([(s, p, "uint8", cap) for s, p in CASES + EDGE_CASES for cap in (65535, 2)]
+              + [(s, p, "uint8", 65535) for s, p in LARGE_GRID_CASES]
+              + [(s, p, d, 3) for s, p, d in random_cases(100, seed=7, max_elements=1 << 20)])
+
+
+@pytest.mark.parametrize("shape,perm,dtype,cap", PLAN_CASES)
+def test_the_tiled_plan_moves_every_element_where_the_definition_says(plan_probe, shape, perm,
+                                                                      dtype, cap):
+    done = plan_probe("plan", dtype, shape, perm, cap)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "bitwise equal to the definition" in done.stdout
+
+
+def test_the_plan_probe_refuses_bad_input_in_one_line(plan_probe):
+    done = plan_probe("plan", "float32", "0,2", "1,0", 1)
+    assert done.returncode == EXIT_USAGE and done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("step", PERMUTE_CUDA_STEPS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", EDGE_CASES, ids=case_id)
+def test_gpu_steps_are_exact_on_tile_edges(step, case, dtype, tmp_path, needs_gpu):
+    shape, perm = case
+    csv_path = tmp_path / "permute.csv"
+    done = run(step, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", 2,
+               "--csv", csv_path)
+    check_verified_run(done, shape, perm, dtype, csv_path, "kernel")
+
+
+@pytest.mark.parametrize("step", PERMUTE_CUDA_STEPS)
+@pytest.mark.parametrize("dtype", ["uint8", "float32", "complex128"])
+@pytest.mark.parametrize("case", LARGE_GRID_CASES, ids=case_id)
+def test_gpu_steps_are_exact_past_65535_blocks(step, case, dtype, tmp_path, needs_gpu):
+    shape, perm = case
+    csv_path = tmp_path / "permute.csv"
+    done = run(step, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", 1,
+               "--csv", csv_path)
+    check_verified_run(done, shape, perm, dtype, csv_path, "kernel")
