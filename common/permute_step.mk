@@ -5,19 +5,13 @@
 #   include ../common/permute_step.mk
 # The step's transpose.cpp (or .cu) holds its lesson only: permute_on_cpu (or launch_permute) of
 # common/permute_step.hpp. `make` builds ./transpose and says so in one line (V=1: the commands).
-# The compilers and flags are the matrix steps' (common/step.mk).
+# The compilers and flags are the matrix steps' (common/toolchain.mk), with host warnings for nvcc.
 
 STEP_NAME := $(notdir $(CURDIR))
 COMMON_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 BUILD_DIR := .build
-Q := $(if $(filter 1,$(V)),,@)
-BUILT_LINE = @echo "  $(STEP_NAME): built"
-DEPFLAGS = -MMD -MP
-
-CXX ?= g++
-HOST_ARCH ?= -march=native
-CXXFLAGS ?= -O3 $(HOST_ARCH) -std=c++17 -Wall -Wextra
-OPENMP_FLAGS := -fopenmp
+NVCC_HOST_WARNINGS := -Wall -Wextra
+include $(COMMON_DIR)/toolchain.mk
 STEP_DEFINES := -DSTEP_NAME='"$(STEP_NAME)"'
 
 # The harness: the shared one and the chapter's problem (common/permute.cpp).
@@ -45,16 +39,6 @@ transpose: $(BUILD_DIR)/step.o $(BUILD_DIR)/driver.o $(HOST_OBJECTS)
 	$(Q)$(CXX) $(CXXFLAGS) $(OPENMP_FLAGS) $^ -o $@
 	$(BUILT_LINE)
 else ifeq ($(STEP_KIND),permute_kernel)
-NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
-# As common/step.mk: the GPU that is present, else one architecture plus its PTX.
-DEFAULT_CUDA_ARCH := 75
-CUDA_ARCH ?= $(or $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null \
-                 | head -n1 | tr -d '. '),$(DEFAULT_CUDA_ARCH))
-NEWEST_ARCH := $(lastword $(sort $(CUDA_ARCH)))
-GENCODE := $(foreach a,$(CUDA_ARCH),-gencode arch=compute_$(a),code=sm_$(a)) \
-           -gencode arch=compute_$(NEWEST_ARCH),code=compute_$(NEWEST_ARCH)
-NVCC_HOST_FLAGS := -O3 -std=c++17 -Xcompiler "$(HOST_ARCH) $(OPENMP_FLAGS) -Wall -Wextra"
-NVCCFLAGS ?= -lineinfo $(GENCODE) $(NVCC_HOST_FLAGS)
 ifeq ($(NVCC),)
 transpose:
 	@echo "$(STEP_NAME): nvcc not found: install the CUDA toolkit or pass NVCC=/path/to/nvcc" >&2

@@ -17,18 +17,7 @@ ALL_DTYPES := $(shell sed -n 's/^LAB_DTYPE.\([a-z0-9]*\),.*/\1/p' $(dir $(lastwo
 STEP_DTYPES ?= $(ALL_DTYPES)
 COMMON_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 BUILD_DIR := .build
-
-# Quiet by default: one line per step built; V=1 prints every compiler command.
-Q := $(if $(filter 1,$(V)),,@)
-BUILT_LINE = @echo "  $(STEP_NAME): built"
-# Each object also depends on every file its compile read (a step that includes another step's
-# source, v6's in v7's ragged.cu): the compilers write the list, make reads it on the next run.
-DEPFLAGS = -MMD -MP
-
-CXX ?= g++
-HOST_ARCH ?= -march=native
-CXXFLAGS ?= -O3 $(HOST_ARCH) -std=c++17 -Wall -Wextra
-OPENMP_FLAGS := -fopenmp
+include $(COMMON_DIR)/toolchain.mk
 ifneq ($(filter-out $(ALL_DTYPES),$(STEP_DTYPES)),)
   $(error $(STEP_NAME): unknown STEP_DTYPES '$(filter-out $(ALL_DTYPES),$(STEP_DTYPES))')
 endif
@@ -84,19 +73,6 @@ CUDA_DRIVER := $(CUDA_DRIVER_$(STEP_KIND))
 ifeq ($(CUDA_DRIVER),)
   $(error $(STEP_NAME): unknown STEP_KIND '$(STEP_KIND)' (cpu, kernel, host_pipeline or distributed))
 endif
-NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
-# Build for the GPU that is present (its architecture only); without one (CI, a laptop), for one
-# architecture plus its PTX, which the driver compiles for any newer GPU at the first launch (T4 is
-# 75; CUDA 13 builds nothing older). Every further architecture costs a whole device compile of
-# every kernel, so the portable list is asked for by name: `make CUDA_ARCH="75 80 86 89 90"`.
-DEFAULT_CUDA_ARCH := 75
-CUDA_ARCH ?= $(or $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null \
-                 | head -n1 | tr -d '. '),$(DEFAULT_CUDA_ARCH))
-NEWEST_ARCH := $(lastword $(sort $(CUDA_ARCH)))
-GENCODE := $(foreach a,$(CUDA_ARCH),-gencode arch=compute_$(a),code=sm_$(a)) \
-           -gencode arch=compute_$(NEWEST_ARCH),code=compute_$(NEWEST_ARCH)
-NVCC_HOST_FLAGS := -O3 -std=c++17 -Xcompiler "$(HOST_ARCH) $(OPENMP_FLAGS)"
-NVCCFLAGS ?= -lineinfo $(GENCODE) $(NVCC_HOST_FLAGS)
 
 ifeq ($(NVCC),)
 transpose:
