@@ -5,13 +5,13 @@
 #include <omp.h>
 
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "cli.hpp"
 #include "config.hpp"
+#include "cpu_model.hpp"
 #include "cpu_step.hpp"
 #include "host_memory.hpp"
 #include "report.hpp"
@@ -22,18 +22,6 @@
 namespace {
 
 using lab::Index;
-
-std::string cpu_model_name() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
-    }
-  }
-  return "CPU";
-}
 
 std::vector<const lab::CpuVariant*> selected_variants(const std::string& choice) {
   std::vector<const lab::CpuVariant*> selected;
@@ -86,7 +74,8 @@ int run(const lab::Options& options) {
   std::vector<lab::Measurement> results;
   for (std::size_t v = 0; v < selected.size(); ++v) {
     const lab::CpuVariant* variant = selected[v];
-    lab::Measurement m = lab::step_measurement(variant->name, cpu_model_name(), dtype, rows, cols);
+    lab::Measurement m =
+        lab::step_measurement(variant->name, lab::cpu_model_name(), dtype, rows, cols);
     m.threads = threads;
     m.launch = variant->launch;
     if (variant->streams != nullptr)
@@ -108,7 +97,7 @@ int run(const lab::Options& options) {
   const int fills = lab::fills_needed(dtype, count);
   lab::print_context(
       std::string(STEP_NAME) + ": " + kStepSummary,
-      {"device   " + cpu_model_name() + ", " + std::to_string(threads) + " OpenMP threads",
+      {"device   " + lab::cpu_model_name() + ", " + std::to_string(threads) + " OpenMP threads",
        lab::matrix_line(rows, cols, dtype.name, dtype.bytes, options.reps, "runs"),
        "check    each variant bitwise, all " + std::to_string(count) +
            " elements: the first run of " +

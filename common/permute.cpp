@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 #include <utility>
 
@@ -383,25 +382,8 @@ const char* const kPermuteCsvColumns = ",shape,perm";
 
 void append_permute_csv(const std::string& path, const std::vector<Measurement>& rows,
                         const Permutation& p) {
-  const std::string header = std::string(kCsvHeader) + kPermuteCsvColumns;
-  std::string first_line;
-  {
-    std::ifstream existing(path);
-    std::getline(existing, first_line);
-  }
-  if (!first_line.empty() && first_line != header) {
-    std::fprintf(stderr, "error: %s has another header; refusing to mix schemas in one file\n",
-                 path.c_str());
-    std::exit(kExitFailed);
-  }
-  std::ofstream out(path, std::ios::app);
-  if (!out) {
-    std::fprintf(stderr, "error: cannot write %s\n", path.c_str());
-    std::exit(kExitFailed);
-  }
-  if (first_line.empty()) out << header << "\n";
-  for (const Measurement& m : rows)
-    out << csv_row(m) << "," << p.shape_text() << "," << csv_quoted(p.perm_text()) << "\n";
+  append_csv(path, rows, kPermuteCsvColumns,
+             "," + p.shape_text() + "," + csv_quoted(p.perm_text()));
 }
 
 Measurement permute_measurement(const char* step, const char* kind, std::string variant,

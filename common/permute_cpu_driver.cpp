@@ -5,12 +5,12 @@
 #include <omp.h>
 
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "config.hpp"
+#include "cpu_model.hpp"
 #include "host_memory.hpp"
 #include "permute.hpp"
 #include "permute_step.hpp"
@@ -21,18 +21,6 @@
 namespace {
 
 using lab::Index;
-
-std::string cpu_model_name() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
-    }
-  }
-  return "CPU";
-}
 
 template <class T>
 int run(const lab::PermuteOptions& options) {
@@ -68,7 +56,7 @@ int run(const lab::PermuteOptions& options) {
 
   const int threads = omp_get_max_threads();
   lab::Measurement m =
-      lab::permute_measurement(STEP_NAME, "cpu", "blocked", cpu_model_name(), dtype, p);
+      lab::permute_measurement(STEP_NAME, "cpu", "blocked", lab::cpu_model_name(), dtype, p);
   m.threads = threads;
   m.launch = kStepLaunch;
   m.reps = options.reps;
@@ -80,7 +68,7 @@ int run(const lab::PermuteOptions& options) {
 
   lab::print_context(
       std::string(STEP_NAME) + ": " + kStepSummary,
-      {"device   " + cpu_model_name() + ", " + std::to_string(threads) + " OpenMP threads",
+      {"device   " + lab::cpu_model_name() + ", " + std::to_string(threads) + " OpenMP threads",
        lab::tensor_line(p, dtype, options.reps, "runs"), "fusion   " + lab::explain(p),
        "check    first run " + check.describe(),
        "         last timed run (fill 1): " + timed_check.describe()});

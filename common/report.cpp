@@ -53,13 +53,15 @@ std::string csv_row(const Measurement& m) {
          (m.verified ? "yes" : "no") + "," + csv_field(m.summary);
 }
 
-void append_csv(const std::string& path, const std::vector<Measurement>& rows) {
+void append_csv(const std::string& path, const std::vector<Measurement>& rows,
+                const std::string& extra_header, const std::string& extra_cells) {
+  const std::string header = kCsvHeader + extra_header;
   std::string first_line;
   {
     std::ifstream existing(path);
     std::getline(existing, first_line);
   }
-  if (!first_line.empty() && first_line != kCsvHeader) {
+  if (!first_line.empty() && first_line != header) {
     std::fprintf(stderr, "error: %s has another header; refusing to mix schemas in one file\n",
                  path.c_str());
     std::exit(kExitFailed);
@@ -69,8 +71,8 @@ void append_csv(const std::string& path, const std::vector<Measurement>& rows) {
     std::fprintf(stderr, "error: cannot write %s\n", path.c_str());
     std::exit(kExitFailed);
   }
-  if (first_line.empty()) out << kCsvHeader << "\n";
-  for (const Measurement& m : rows) out << csv_row(m) << "\n";
+  if (first_line.empty()) out << header << "\n";
+  for (const Measurement& m : rows) out << csv_row(m) << extra_cells << "\n";
 }
 
 void print_context(const std::string& title, const std::vector<std::string>& lines) {

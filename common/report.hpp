@@ -38,8 +38,10 @@ extern const char* const kCsvHeader;
 std::string csv_row(const Measurement& m);
 
 // Appends rows to path, writing the header first when the file is new or empty; refuses (exit 1)
-// a file whose header is another schema.
-void append_csv(const std::string& path, const std::vector<Measurement>& rows);
+// a file whose header is another schema. A program with columns of its own (chapter 3's shape and
+// perm) names them in extra_header (",shape,perm") and gives every row the same extra_cells.
+void append_csv(const std::string& path, const std::vector<Measurement>& rows,
+                const std::string& extra_header = "", const std::string& extra_cells = "");
 
 struct TableRow {
   std::string name, launch;
