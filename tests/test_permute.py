@@ -157,17 +157,22 @@ def test_explain_prints_the_fused_problem(shape, perm, fused_shape, fused_perm, 
 
 # --- The verifier itself, on outputs made right or planted wrong by tests/permute_probe.cpp.
 
-@pytest.fixture(scope="module")
-def probe():
-    out = ROOT / "tests" / ".build" / "permute_probe"
+def build_probe(name):
+    """tests/NAME.cpp linked with the chapter's common/ sources, built into tests/.build/NAME."""
+    out = ROOT / "tests" / ".build" / name
     out.parent.mkdir(parents=True, exist_ok=True)
-    sources = ["tests/permute_probe.cpp"] + [f"common/{name}.cpp" for name in
-                                             ("permute", "matrix", "dtype", "report",
-                                              "host_memory")]
+    sources = [f"tests/{name}.cpp"] + [f"common/{part}.cpp" for part in
+                                       ("permute", "matrix", "dtype", "report", "host_memory")]
     built = subprocess.run(["g++", "-O2", "-std=c++17", "-Wall", "-Wextra", "-Werror",
                             "-fopenmp", *sources, "-o", str(out)], cwd=ROOT,
                            capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def probe():
+    out = build_probe("permute_probe")
 
     def run_probe(mode, dtype, shape, perm):
         return subprocess.run([str(out), mode, dtype, shape, perm], capture_output=True,
@@ -322,15 +327,7 @@ LARGE_GRID_CASES = [
 
 @pytest.fixture(scope="module")
 def plan_probe():
-    out = ROOT / "tests" / ".build" / "permute_plan_probe"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    sources = ["tests/permute_plan_probe.cpp"] + [f"common/{name}.cpp" for name in
-                                                  ("permute", "matrix", "dtype", "report",
-                                                   "host_memory")]
-    built = subprocess.run(["g++", "-O2", "-std=c++17", "-Wall", "-Wextra", "-Werror",
-                            "-fopenmp", *sources, "-o", str(out)], cwd=ROOT,
-                           capture_output=True, text=True)
-    assert built.returncode == 0, built.stderr
+    out = build_probe("permute_plan_probe")
 
     def run_probe(*args):
         return subprocess.run([str(out), *map(str, args)], capture_output=True, text=True,
