@@ -11,7 +11,7 @@ template <class T>
 __global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
   __shared__ T tile[TILE_DIM][TILE_DIM + 1];  // +1: a column spans all 32 banks
   const int tile_r = blockIdx.y * TILE_DIM, tile_c = blockIdx.x * TILE_DIM;  // the input tile
-  // y, x: a thread's place in the tile; r, c: the same place in the matrix it reads or writes.
+  // y, x: a thread's place in the tile; r, c: the same place in the input.
   // LESSON: begin load the tile: each thread takes TILE_DIM / BLOCK_ROWS rows, in an unrolled loop
 #pragma unroll
   for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS) {
@@ -20,12 +20,12 @@ __global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
   }
   // LESSON: end
   __syncthreads();  // outside any bounds check: every thread of the block must reach it
-  // The block's output tile: tile_r and tile_c swap roles.
+  // The block's output tile: tile_r and tile_c swap roles; r, c: a place in the output.
   // LESSON: begin store the transposed tile the same way: TILE_DIM / BLOCK_ROWS rows per thread
 #pragma unroll
   for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS) {
-    const int y = threadIdx.y + j, x = threadIdx.x, r = tile_c + y, c = tile_r + x;
-    if (r < cols && c < rows) out[static_cast<size_t>(r) * rows + c] = tile[x][y];
+    const int r = tile_c + threadIdx.y + j, c = tile_r + threadIdx.x;
+    if (r < cols && c < rows) out[static_cast<size_t>(r) * rows + c] = tile[c - tile_r][r - tile_c];
   }
   // LESSON: end
 }

@@ -21,9 +21,9 @@ __global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
   __shared__ T tile[TILE_DIM][TILE_DIM + 1];  // +1: a column spans all 32 banks
   // LESSON: begin the block roles: which block index walks down the rows? (see the grid, (2))
   // LESSON: stub const int tile_r = 0, tile_c = 0;  // every block on tile (0, 0)
-  const int tile_r = blockIdx.x * TILE_DIM, tile_c = blockIdx.y * TILE_DIM;  // x: down the rows
+  const int tile_r = blockIdx.x * TILE_DIM, tile_c = blockIdx.y * TILE_DIM;  // (2): x walks rows
   // LESSON: end
-  // y, x: a thread's place in the tile; r, c: the same place in the matrix it reads or writes.
+  // y, x: a thread's place in the tile; r, c: the same place in the input.
 #pragma unroll
   for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS) {
     for (int i = 0; i < TILE_DIM; i += WARP_SIZE) {  // (1): the tile's 32-column halves
@@ -32,13 +32,15 @@ __global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
     }
   }
   __syncthreads();  // outside any bounds check: every thread of the block must reach it
-  // The block's output tile: tile_r and tile_c swap roles.
+  // The block's output tile: tile_r and tile_c swap roles; r, c: a place in the output.
   // LESSON: begin store the transposed tile: its 32-column halves of every 8th row, as the load
 #pragma unroll
   for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS) {
+    const int r = tile_c + threadIdx.y + j;
+    if (r >= cols) continue;  // a whole output row out: one branch for its two halves
     for (int i = 0; i < TILE_DIM; i += WARP_SIZE) {
-      const int y = threadIdx.y + j, x = threadIdx.x + i, r = tile_c + y, c = tile_r + x;
-      if (r < cols && c < rows) out[static_cast<size_t>(r) * rows + c] = tile[x][y];
+      const int c = tile_r + threadIdx.x + i;
+      if (c < rows) out[static_cast<size_t>(r) * rows + c] = tile[threadIdx.x + i][threadIdx.y + j];
     }
   }
   // LESSON: end
@@ -47,7 +49,6 @@ __global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
 template <class T>
 LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   const dim3 block(WARP_SIZE, BLOCK_ROWS);
-  // Lesson (2): grid x over tile rows, y over tile columns (v5: the other way round).
   const dim3 grid((rows + TILE_DIM<T> - 1) / TILE_DIM<T>, (cols + TILE_DIM<T> - 1) / TILE_DIM<T>);
   lab::require_grid(grid, lab::GridAxes::kRowsInX, TILE_DIM<T>, TILE_DIM<T>, rows, cols);
   transpose_kernel<<<grid, block, 0, stream>>>(in, out, rows, cols);

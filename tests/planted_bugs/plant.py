@@ -29,8 +29,9 @@ STORES = {
     "CUDA.v2": "out[static_cast<size_t>(c) * rows + r] = in[static_cast<size_t>(r) * cols + c];",
     "CUDA.v3": "out[static_cast<size_t>(r) * rows + c] = tile[threadIdx.x][threadIdx.y];",
     "CUDA.v4": "out[static_cast<size_t>(r) * rows + c] = tile[threadIdx.x][threadIdx.y];",
-    "CUDA.v5_unroll": "out[static_cast<size_t>(r) * rows + c] = tile[x][y];",
-    "CUDA.v6_locality": "out[static_cast<size_t>(r) * rows + c] = tile[x][y];",
+    "CUDA.v5_unroll": "out[static_cast<size_t>(r) * rows + c] = tile[c - tile_r][r - tile_c];",
+    "CUDA.v6_locality": ("out[static_cast<size_t>(r) * rows + c] ="
+                         " tile[threadIdx.x + i][threadIdx.y + j];"),
     "CUDA.copy": "out[i] = in[i];",
     "CUDA.v7_packed": ("*reinterpret_cast<uint4*>(out + static_cast<size_t>(out_row) * rows"
                        " + out_col) =\n        tile[cell<N>(out_row_local, g)];"),
