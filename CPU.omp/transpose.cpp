@@ -29,7 +29,7 @@
 //          line partly written while the core writes the block's other output rows (63 for bytes
 //          with AVX-512), more lines than its write-combining buffers hold, and a line flushed
 //          partly costs memory as much as a whole one or more. So a band's blocks are gathered on
-//          the stack (in L1, at most 16 KiB), and every output row leaves that tile as whole lines,
+//          the stack (in L1, at most 8 KiB), and every output row leaves that tile as whole lines,
 //          as the other sizes' rows do.
 #include <algorithm>
 #include <cstdint>
@@ -45,8 +45,7 @@ namespace {
 
 constexpr int kBandRows = 32;     // input rows moved together: 128 B, two lines, per output row
 constexpr int kChunkCols = 2048;  // input columns per piece of work: 8 KiB runs of each input row
-constexpr int kPrefetchFloats = 64;        // how far ahead each input row is fetched: 4 cache lines
-constexpr int kPlainSmallBandBytes = 256;  // 1- and 2-byte elements with plain stores: 4 lines
+constexpr int kPrefetchFloats = 64;  // how far ahead each input row is fetched: 4 cache lines
 #if defined(__AVX512F__)
 constexpr int kLanes = 16;  // floats per vector register: 512-bit AVX-512, one cache line
 #elif defined(__AVX__)
@@ -58,18 +57,20 @@ constexpr int kVectorBytes = kLanes * sizeof(float);  // one vector register
 static_assert(kBandRows % kLanes == 0 && kLanes % lab::kStreamFloats == 0);
 
 // The same design for every element size, counted in bytes where the float figures above are:
-// each output row gets kBandRows * 4 = 128 bytes per band (two whole lines; 1- and 2-byte
-// elements with plain stores: kPlainSmallBandBytes = 256, four lines, measured faster for
-// them, while with streaming stores 128 bytes was), each input row is
+// each output row gets kBandRows * 4 = 128 bytes per band (two whole lines), each input row is
 // fetched kPrefetchFloats * 4 = 256 bytes ahead, a piece of work is kChunkCols * 4 = 8 KiB of
-// each input row. A block is one vector per input row, transposed in registers:
+// each input row. Counting the band in bytes also keeps what it asks of the L2 cache the same for
+// every size: its rows are 128 bytes * cols apart in all, so with a power-of-two row length its
+// lines crowd into as few L2 sets for bytes as for floats (8 lines a set at 8192 columns on a 2 MiB
+// 16-way L2). A band of 256 bytes would fill every way of those sets, and the lines fetched ahead
+// would be evicted before they are read. A block is one vector per input row, transposed in
+// registers:
 //   4-byte: 16 x 16, float lanes;  8-byte: 8 x 8, 64-bit lanes;
 //   16-byte: 4 x 4, each element two 64-bit lanes that move together (128-bit shuffles);
 //   1-byte: 16 rows x 64 columns (AVX-512; x 32 with AVX, x 16 with SSE), 2-byte: 8 rows x 32:
 //   16 bytes of each output row per block (transpose_small_block below).
 // A band is at least one block tall: 128 rows of bytes and 64 of 2-byte elements (eight blocks
-// each; with plain stores twice that), 32 of floats, 16 of 8-byte and 8 of 16-byte elements (two
-// blocks each).
+// each), 32 of floats, 16 of 8-byte and 8 of 16-byte elements (two blocks each).
 template <class T>
 struct Layout {
   static constexpr int kLaneBytes = sizeof(T) < 8 ? sizeof(T) : 8;
@@ -81,15 +82,9 @@ struct Layout {
   static constexpr int kBlockRows = kSmall ? 16 / sizeof(T) : kElements;  // ... of these rows
   static constexpr int kBandRows =
       std::max<int>(kBlockRows, ::kBandRows * sizeof(float) / sizeof(T));
-  static constexpr int kPlainBandRows = kSmall ? kPlainSmallBandBytes / sizeof(T) : kBandRows;
-  template <bool kStreaming>
-  static constexpr int band_rows() {
-    return kStreaming ? kBandRows : kPlainBandRows;
-  }
   static constexpr int kChunkCols = ::kChunkCols * sizeof(float) / sizeof(T);
   static constexpr int kPrefetchElements = kPrefetchFloats * sizeof(float) / sizeof(T);
-  static_assert(kBandRows % kBlockRows == 0 && kPlainBandRows % kBlockRows == 0 &&
-                sizeof(T) % kLaneBytes == 0);
+  static_assert(kBandRows % kBlockRows == 0 && sizeof(T) % kLaneBytes == 0);
 };
 
 template <class T>
@@ -301,7 +296,7 @@ inline void transpose_band_small(const T* in, Index cols, T* out, Index rows) {
   using L = Layout<T>;
   constexpr int kRowBytes = kBlocks * 16;
   alignas(64) unsigned char stage[L::kBlockCols][kRowBytes];
-  // One block at a time: the 16 blocks of a 256-byte band unrolled were 32 KiB of code (uint8).
+  // One block at a time: a band's eight blocks unrolled are many KiB of code.
 #pragma GCC unroll 1
   for (int b = 0; b < kBlocks; ++b) {
     FloatRow v[L::kBlockRows];
@@ -355,7 +350,7 @@ void transpose_tile(const T* in, T* out, Index rows, Index cols, const Tile& til
   T* tile_out = out + tile.c0 * rows + tile.r0;
   const int whole_cols = tile.c_count / L::kBlockCols * L::kBlockCols;
   int r = 0;
-  constexpr int kBand = L::template band_rows<kStreaming>();
+  constexpr int kBand = L::kBandRows;
   constexpr int kBlocksPerBand = kBand / L::kBlockRows;  // blocks stacked in a band
   if (tile.r_count == kBand) {
     // Fetch ahead while the line ahead is still in the row; the last few steps go without.
@@ -418,7 +413,7 @@ void transpose_bands_simd(const T* in, T* out, Index rows, Index cols) {
   using L = Layout<T>;
   const Index chunks = (cols + L::kChunkCols - 1) / L::kChunkCols;
   const bool streaming = streams_stores<T>(rows, cols, out);
-  const int band_rows = streaming ? L::template band_rows<true>() : L::template band_rows<false>();
+  constexpr int band_rows = L::kBandRows;
   const Index bands = (rows + band_rows - 1) / band_rows;
 #pragma omp parallel
   {
