@@ -16,7 +16,8 @@ int main(int argc, char** argv) {
   for (int v = 0; v < kKernelVariantCount; ++v) {
     lab::with_storage_type(std::atoi(argv[3]), [&](auto element) {
       using T = decltype(element);
-      const LaunchShape shape = kKernelVariants[v].launcher<T>()(nullptr, nullptr, rows, cols, 0);
+      const LaunchShape shape =
+          kKernelVariants[v].launcher<T>()(nullptr, nullptr, rows, cols, 0, lab::Dtype{});
       std::printf("%s: grid %u x %u x %u\n", kKernelVariants[v].name, shape.grid.x, shape.grid.y,
                   shape.grid.z);
       return 0;
