@@ -85,6 +85,8 @@ struct Layout {
   static constexpr int kChunkCols = ::kChunkCols * sizeof(float) / sizeof(T);
   static constexpr int kPrefetchElements = kPrefetchFloats * sizeof(float) / sizeof(T);
   static_assert(kBandRows % kBlockRows == 0 && sizeof(T) % kLaneBytes == 0);
+  // A step that fetches its input ahead has a next step: its output lines are in the matrix.
+  static_assert(kPrefetchElements >= kBlockCols);
 };
 
 template <class T>
@@ -182,6 +184,17 @@ inline void transpose_lanes(typename Vector<T>::Row (&v)[Layout<T>::kElements]) 
 inline void prefetch_to_l2(const void* p) {
 #if defined(__GNUC__)
   __builtin_prefetch(p, 0, 2);
+#else
+  (void)p;
+#endif
+}
+
+// Asks for the line at p to be owned by this core, ready to be written (prefetchw on x86): a
+// plain store to a line that is not in cache waits for that line, one line after another, in
+// store order; asked for ahead, the lines come together.
+inline void prefetch_for_writing(const void* p) {
+#if defined(__GNUC__)
+  __builtin_prefetch(p, 1, 2);
 #else
   (void)p;
 #endif
@@ -291,11 +304,23 @@ constexpr int small_block_column(int g, int l) {
 // gathered by output row on the stack (in L1), then each output row is written as whole vectors,
 // as transpose_band_block does; a single block (the bottom edge) writes its 16 bytes with plain
 // stores: a streaming store must never leave a line partly written.
+// With plain stores, each step also asks for the next step's output lines (the caller's kPrefetch
+// keeps them inside the matrix). A 1- or 2-byte matrix of the default size fits the last-level
+// cache of a large host, so its stores are plain, and each of its output lines is a read for
+// ownership that would otherwise wait on its own, at the end of the step, behind the others.
 template <class T, int kBlocks, bool kStreaming, bool kPrefetch>
 inline void transpose_band_small(const T* in, Index cols, T* out, Index rows) {
   using L = Layout<T>;
   constexpr int kRowBytes = kBlocks * 16;
   alignas(64) unsigned char stage[L::kBlockCols][kRowBytes];
+  if constexpr (kPrefetch && !kStreaming) {
+    const T* next = out + L::kBlockCols * rows;
+#pragma GCC unroll 1
+    for (int c = 0; c < L::kBlockCols; ++c)
+#pragma GCC unroll 8
+      for (int k = 0; k < kRowBytes; k += 64)
+        prefetch_for_writing(reinterpret_cast<const unsigned char*>(next + c * rows) + k);
+  }
   // One block at a time: a band's eight blocks unrolled are many KiB of code.
 #pragma GCC unroll 1
   for (int b = 0; b < kBlocks; ++b) {

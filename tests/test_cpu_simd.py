@@ -5,8 +5,9 @@ that fetch nothing ahead, pieces of work across a row) with streaming and with p
 A small block is 16 bytes of each output row: 16 input rows of bytes, 8 of 2-byte elements, one
 vector wide (64 bytes with AVX-512, 32 with AVX, 16 with SSE). A band is 128 bytes of each output
 row (128 rows of bytes, 64 of 2-byte elements), whatever the stores, as for every other element
-size. Each step fetches every input row's line 256 bytes ahead; the last steps of a row, whose
-lines ahead lie past the row, fetch nothing. A piece of work is 8 KiB of each input row. The shapes below are counted for AVX-512; AVX and SSE blocks divide them."""
+size. Each step fetches every input row's line 256 bytes ahead and, with plain stores, asks for
+the next step's output lines; the last steps of a row, whose lines ahead lie past the row, fetch
+nothing. A piece of work is 8 KiB of each input row. The shapes below are counted for AVX-512; AVX and SSE blocks divide them."""
 import pytest
 
 from conftest import DTYPES, run
