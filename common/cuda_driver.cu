@@ -219,6 +219,8 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
     m.summary = variant.summary;
     // The ceiling is the faster copy of the two, measured in this series.
     lab::set_bandwidth(m, std::min(memcpy_ms, vector_copy_ms));
+    m.ceiling_kind = memcpy_ms <= vector_copy_ms ? kMemcpyCeiling : kVectorCopyCeiling;
+    m.memcpy_gbps = lab::effective_gbps(rows, cols, dtype.bytes, memcpy_ms);
     results.push_back(m);
     memcpy_times_ms.push_back(memcpy_ms);
     vector_copy_times_ms.push_back(vector_copy_ms);

@@ -122,6 +122,8 @@ int run(const lab::PermuteOptions& options, const cudaDeviceProp& properties) {
   m.verified = true;
   m.summary = kStepSummary;
   lab::set_bandwidth(m, step_and_copy_ms[1]);
+  m.ceiling_kind = "memcpy";
+  m.memcpy_gbps = m.ceiling_gbps;
 
   lab::print_context(
       std::string(STEP_NAME) + ": " + kStepSummary,

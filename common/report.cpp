@@ -12,7 +12,7 @@ namespace lab {
 const char* const kCsvHeader =
     "step,variant,device,dtype,elem_bytes,kind,rows,cols,threads,launch,reps,median_ms,gbps,"
     "ceiling_gbps,"
-    "pct_of_ceiling,e2e_ms,verified,summary";
+    "pct_of_ceiling,e2e_ms,verified,summary,ceiling_kind,memcpy_gbps";
 
 double effective_gbps(std::int64_t rows, std::int64_t cols, int elem_bytes, double ms) {
   const double bytes = 2.0 * static_cast<double>(rows) * static_cast<double>(cols) * elem_bytes;
@@ -50,7 +50,9 @@ std::string csv_row(const Measurement& m) {
          number(m.median_ms, "%.6f") + "," + number(m.gbps, "%.6g") + "," +
          number(m.ceiling_gbps, "%.6g") + "," + number(m.pct_of_ceiling, "%.2f") + "," +
          (m.e2e_ms < 0 ? std::string() : number(m.e2e_ms, "%.6f")) + "," +
-         (m.verified ? "yes" : "no") + "," + csv_field(m.summary);
+         (m.verified ? "yes" : "no") + "," + csv_field(m.summary) + "," +
+         csv_field(m.ceiling_kind) + "," +
+         (m.memcpy_gbps < 0 ? std::string() : number(m.memcpy_gbps, "%.6g"));
 }
 
 void append_csv(const std::string& path, const std::vector<Measurement>& rows,

@@ -26,6 +26,10 @@ struct Measurement {
   double e2e_ms = -1;  // GPU: host->device + kernel + device->host; CPU: the transpose itself
   bool verified = false;
   std::string summary;  // the step's one-line lesson
+  // Which copy ceiling_gbps is: for kernel steps the faster of memcpy (device-to-device cudaMemcpy)
+  // and vector_copy (the lab's copy kernel); openmp_copy, bus or all_to_all for the other kinds.
+  std::string ceiling_kind;
+  double memcpy_gbps = -1;  // the device-to-device cudaMemcpy of the same run; < 0: not timed
 };
 
 // Effective bandwidth: every element read once and written once, decimal GB/s.

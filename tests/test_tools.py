@@ -210,7 +210,7 @@ with open(csv_path, "a") as out:
         out.write(",".join({columns!r}) + "\\n")
     out.write(",".join(map(str, ["{step}", "kernel", "fake device", dtype, elem_bytes, "{kind}",
         rows, cols, 1, "fake", 3, ms, round(gbps, 6), round(ceiling, 6), {pct}, "", "yes",
-        "a fake step"])) + "\\n")
+        "a fake step", "memcpy", round(ceiling, 6)])) + "\\n")
 """
 
 
@@ -406,7 +406,8 @@ with open(csv_path, "a") as out:
         out.write(",".join({columns!r}) + "\\n")
     for variant in (["first", "second"] if every else ["first"]):
         out.write(",".join(map(str, ["CUDA.var", variant, "fake device", "float32", 4, "kernel",
-            16, 16, 1, "fake", 3, 1.0, 1.0, 2.0, 50.0, "", "yes", "a fake " + variant])) + "\\n")
+            16, 16, 1, "fake", 3, 1.0, 1.0, 2.0, 50.0, "", "yes", "a fake " + variant, "memcpy",
+            2.0])) + "\\n")
 """
 
 

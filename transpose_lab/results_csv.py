@@ -1,7 +1,9 @@
 """The one reader of the lab's CSV files, and the selections the plots and tables make from them.
 
 The results schema is the one common/report.cpp writes (kCsvHeader there); COLUMNS below must
-stay equal to it. Standard library only, so that the runners can read results without matplotlib.
+stay equal to it. Files written before the last columns existed (EARLIER_COLUMNS) still read, with
+those columns None. Standard library only, so that the runners can read results without
+matplotlib.
 
 Rows are told apart by step, variant, dtype, shape and threads: two rows that differ only in their
 element type are two measurements, never a repeat of one. Whether a row is a CPU or a GPU
@@ -23,8 +25,14 @@ from transpose_lab import lab
 COLUMNS = [
     "step", "variant", "device", "dtype", "elem_bytes", "kind", "rows", "cols", "threads",
     "launch", "reps", "median_ms", "gbps", "ceiling_gbps", "pct_of_ceiling", "e2e_ms", "verified",
-    "summary",
+    "summary", "ceiling_kind", "memcpy_gbps",
 ]
+# The schema before ceiling_kind and memcpy_gbps: its files read with both None.
+EARLIER_COLUMNS = COLUMNS[:COLUMNS.index("ceiling_kind")]
+
+# What ceiling_gbps was measured from (ceiling_kind): kernel steps report the faster of the
+# device-to-device cudaMemcpy and the lab's vector copy kernel; the other kinds their own copy.
+CEILING_KINDS = ("memcpy", "vector_copy", "openmp_copy", "bus", "all_to_all")
 
 # What ncu_profile writes from an Nsight Compute run (metric names in the design's profiling
 # facts).
@@ -123,6 +131,7 @@ def one_of(names, what):
 
 dtype_name = one_of(list(DTYPES), "an element type")
 kind_name = one_of(list(KINDS), "a kind of step")
+ceiling_kind_name = one_of(list(CEILING_KINDS), "a kind of ceiling")
 
 
 def yes_no(text):
@@ -145,6 +154,8 @@ RESULT_CONVERTERS = {
     "pct_of_ceiling": non_negative_number,
     "e2e_ms": optional(positive_number),  # empty where a step has no end-to-end time
     "verified": yes_no,
+    "ceiling_kind": optional(ceiling_kind_name),  # empty where a program does not say
+    "memcpy_gbps": optional(non_negative_number),  # empty where no cudaMemcpy was timed
 }
 
 
@@ -173,10 +184,12 @@ def elem_bytes_match_dtype(row):
                          f"({DTYPES[row['dtype']]} bytes)")
 
 
-def read_csv_table(path, columns, converters, check_row=None):
+def read_csv_table(path, columns, converters, check_row=None, earlier_columns=None):
     """Rows of the CSV file at path as dicts, with fields converted.
 
     columns: the exact header the file must start with.
+    earlier_columns: a header of an earlier schema, the first of `columns`, that is read too: the
+    columns it lacks are None in every row.
     converters: column name -> function(text) -> value that raises ValueError (e.g. int,
     positive_number); columns not named keep their text. Blank lines are ignored; quoted
     fields (RFC 4180) are read as the csv module reads them.
@@ -191,16 +204,20 @@ def read_csv_table(path, columns, converters, check_row=None):
             if not header:
                 raise ResultsError(f"{path}: the file is empty (expected the header "
                                    f"{','.join(columns)})")
-            _check_header(path, header, columns)
+            present = header if earlier_columns and header == earlier_columns else columns
+            _check_header(path, header, present)
             table = []
             for fields in reader:
                 if not fields:
                     continue
-                if len(fields) != len(columns):
+                if len(fields) != len(present):
                     raise ResultsError(f"{path}: line {reader.line_num} has {len(fields)} "
-                                       f"field(s), the header has {len(columns)}")
-                row = dict(zip(columns, fields))
+                                       f"field(s), the header has {len(present)}")
+                row = dict(zip(present, fields))
+                row.update((name, None) for name in columns if name not in row)
                 for name, convert in converters.items():
+                    if row[name] is None:
+                        continue
                     try:
                         row[name] = convert(row[name])
                     except ValueError as problem:
@@ -231,9 +248,11 @@ def read_results(path):
 
     elem_bytes, rows, cols, threads, reps are ints (elem_bytes the size of the row's dtype); dtype
     is one of DTYPES, kind one of KINDS; the times, bandwidths and percentage floats; e2e_ms is
-    None where empty; verified is a bool.
+    None where empty; verified is a bool; ceiling_kind one of CEILING_KINDS and memcpy_gbps a
+    float, each None where empty or in a file of EARLIER_COLUMNS.
     """
-    return read_csv_table(path, COLUMNS, RESULT_CONVERTERS, elem_bytes_match_dtype)
+    return read_csv_table(path, COLUMNS, RESULT_CONVERTERS, elem_bytes_match_dtype,
+                          earlier_columns=EARLIER_COLUMNS)
 
 
 def read_profile(path):
