@@ -5,14 +5,13 @@ columns, several pieces of work across a row), with streaming and with plain sto
 With AVX-512 a block is one 64-byte vector per input row: 16 x 16 4-byte elements, 8 x 8 8-byte,
 4 x 4 16-byte ones, and a band is 128 bytes of each output row (32, 16, 8 rows). 1- and 2-byte
 blocks are 16 bytes of each output row: 16 rows x 64 bytes, 8 rows x 32 2-byte elements, and their
-band is 256 bytes of each output row with plain stores (256, 128 rows), 128 with streaming stores
-(128, 64 rows): the shapes take the larger, a whole number of the smaller. A piece of work is 8 KiB
-of each input row. AVX and SSE blocks divide these, so the same shapes cover them too."""
+band is 128 bytes of each output row with either store (128, 64 rows), as for every size. A piece of
+work is 8 KiB of each input row. AVX and SSE blocks divide these, so the same shapes cover them too."""
 import pytest
 
 from conftest import run
 
-VECTOR_BYTES, BAND_BYTES, SMALL_BAND_BYTES, CHUNK_BYTES = 64, 128, 256, 8192
+VECTOR_BYTES, BAND_BYTES, CHUNK_BYTES = 64, 128, 8192
 SIZES = {"uint8": 1, "float16": 2, "float32": 4, "float64": 8, "complex128": 16}
 
 
@@ -20,7 +19,7 @@ def shapes(elem_bytes):
     small = elem_bytes < 4
     block = VECTOR_BYTES // elem_bytes                 # elements per vector: the block's columns
     block_rows = 16 // elem_bytes if small else block  # the block's rows
-    band = max(block_rows, (SMALL_BAND_BYTES if small else BAND_BYTES) // elem_bytes)
+    band = max(block_rows, BAND_BYTES // elem_bytes)
     chunk = CHUNK_BYTES // elem_bytes                  # columns of a piece of work
     return [
         (band, block),                       # one whole band, one block column
