@@ -29,13 +29,15 @@ DTYPES = " ".join(_DTYPES)
 # with those of 50 to well under a percent on a machine nobody else uses.
 REFERENCE_REPS = "20"
 REFERENCE_SWEEP_SIZES = "256 512 1024 2048 4096 8192 16384"
+REFERENCE_BENCH_SHAPES = "8192x8192 8191x8193"  # an aligned and a ragged shape, every type
 GPU_PARTS = {
     "kernels": [
         ("run-all", {}, {"run_all.csv": "kernels.csv"}),
         ("sweep", {"SWEEP_SIZES": REFERENCE_SWEEP_SIZES, "REPS": REFERENCE_REPS},
          {"sweep.csv": "sweep.csv"}),
         ("scaling", {}, {"scaling.csv": "scaling.csv"}),
-        ("bench", {"BENCH_DTYPES": DTYPES, "REPS": REFERENCE_REPS}, {"bench.csv": "bench.csv"}),
+        ("bench", {"BENCH_DTYPES": DTYPES, "BENCH_SHAPES": REFERENCE_BENCH_SHAPES,
+                   "REPS": REFERENCE_REPS}, {"bench.csv": "bench.csv"}),
     ],
     "types": [
         ("dtypes", {"REPS": REFERENCE_REPS}, {"dtypes.csv": "types.csv",
