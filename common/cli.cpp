@@ -13,27 +13,14 @@
 namespace lab {
 namespace {
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 // A well-formed request this step cannot serve (a type it lacks): one line, no usage text, since
 // the command line itself was right.
 struct UnsupportedRequest : UsageError {
   using UsageError::UsageError;
 };
 
-// Strict: digits only (no sign, no spaces, no trailing garbage), 1..max.
 int parse_positive(const std::string& text, const char* what, long long max) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
-    throw UsageError(std::string(what) + " must be a positive whole number, got '" + text + "'");
-  errno = 0;
-  const long long value = std::strtoll(text.c_str(), nullptr, 10);
-  if (errno == ERANGE || value > max)
-    throw UsageError(std::string(what) + " is too large: '" + text + "' (at most " +
-                     std::to_string(max) + ")");
-  if (value == 0) throw UsageError(std::string(what) + " must be at least 1, got '" + text + "'");
-  return static_cast<int>(value);
+  return static_cast<int>(parse_count(text, what, max));
 }
 
 std::string join(const std::vector<std::string>& names, const char* separator) {
@@ -73,13 +60,9 @@ Options parse(int argc, char** argv, const CliSpec& spec, Request* request) {
     } else if (arg == "--reps") {
       options.reps = parse_positive(value_of(i, arg), "--reps", kMaxReps);
     } else if (arg == "--dtype") {
-      const std::string name = value_of(i, arg);
-      options.dtype = find_dtype(name);
-      if (options.dtype == nullptr)
-        throw UsageError("unknown --dtype '" + name + "' (choose " + dtype_names(", ") + ")");
+      options.dtype = &dtype_option(value_of(i, arg));
     } else if (arg == "--csv") {
-      options.csv_path = value_of(i, arg);
-      if (options.csv_path.empty()) throw UsageError("--csv needs a file name");
+      options.csv_path = csv_option(value_of(i, arg));
     } else if (arg == "--variant" && !spec.variants.empty()) {
       options.variant = value_of(i, arg);
       bool known = options.variant == "all";
@@ -108,6 +91,29 @@ Options parse(int argc, char** argv, const CliSpec& spec, Request* request) {
 }
 
 }  // namespace
+
+long long parse_count(const std::string& text, const std::string& what, long long max) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+    throw UsageError(what + " must be a positive whole number, got '" + text + "'");
+  errno = 0;
+  const long long value = std::strtoll(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || value > max)
+    throw UsageError(what + " is too large: '" + text + "' (at most " + std::to_string(max) + ")");
+  if (value == 0) throw UsageError(what + " must be at least 1, got '" + text + "'");
+  return value;
+}
+
+const Dtype& dtype_option(const std::string& name) {
+  const Dtype* type = find_dtype(name);
+  if (type == nullptr)
+    throw UsageError("unknown --dtype '" + name + "' (choose " + dtype_names(", ") + ")");
+  return *type;
+}
+
+std::string csv_option(const std::string& path) {
+  if (path.empty()) throw UsageError("--csv needs a file name");
+  return path;
+}
 
 std::string usage_text(const CliSpec& spec) {
   std::string text = "usage: " + spec.program + " [ROWS [COLS]]";

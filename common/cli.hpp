@@ -1,6 +1,7 @@
 // Command line shared by every step: transpose [ROWS [COLS]] [options].
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,17 @@ struct CliSpec {
 Options parse_options_or_exit(int argc, char** argv, const CliSpec& spec);
 
 std::string usage_text(const CliSpec& spec);
+
+// What every program's parser shares (this one and chapter 3's, common/permute.cpp).
+// A bad command line: the message is printed with the usage, and the program exits kExitUsage.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Strict: digits only (no sign, no spaces, no trailing garbage), 1..max.
+long long parse_count(const std::string& text, const std::string& what, long long max);
+// --dtype NAME: the type, or a UsageError listing every name.
+const Dtype& dtype_option(const std::string& name);
+// --csv FILE: the file name, or a UsageError when it is empty.
+std::string csv_option(const std::string& path);
 
 }  // namespace lab

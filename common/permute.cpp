@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "cli.hpp"
 #include "config.hpp"
 
 namespace lab {
@@ -20,25 +21,10 @@ constexpr Index kWalkChunk = Index{1} << 16;
 // No byte count of a tensor may pass this: sizes stay far from 64-bit overflow.
 constexpr long double kMaxBytes = static_cast<long double>(std::uint64_t{1} << 62);
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 std::string join(const Index* values, int count, const char* separator) {
   std::string text;
   for (int i = 0; i < count; ++i) text += (i == 0 ? "" : separator) + std::to_string(values[i]);
   return text;
-}
-
-// Strict: digits only, no sign, no spaces, at least 1, at most `max`.
-Index parse_count(const std::string& text, const std::string& what, Index max) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
-    throw UsageError(what + " must be a positive whole number, got '" + text + "'");
-  if (text.size() > 18 || std::strtoll(text.c_str(), nullptr, 10) > max)
-    throw UsageError(what + " is too large: '" + text + "' (at most " + std::to_string(max) + ")");
-  const Index value = std::strtoll(text.c_str(), nullptr, 10);
-  if (value == 0) throw UsageError(what + " must be at least 1, got '" + text + "'");
-  return value;
 }
 
 // "64,3,224,224" -> its fields; an empty field (",," or a trailing comma) is an error.
@@ -245,13 +231,9 @@ PermuteOptions parse_permute_options_or_exit(int argc, char** argv, const std::s
       } else if (arg == "--reps") {
         options.reps = static_cast<int>(parse_count(value_of(i, arg), "--reps", kMaxReps));
       } else if (arg == "--dtype") {
-        const std::string name = value_of(i, arg);
-        options.dtype = find_dtype(name);
-        if (options.dtype == nullptr)
-          throw UsageError("unknown --dtype '" + name + "' (choose " + dtype_names(", ") + ")");
+        options.dtype = &dtype_option(value_of(i, arg));
       } else if (arg == "--csv") {
-        options.csv_path = value_of(i, arg);
-        if (options.csv_path.empty()) throw UsageError("--csv needs a file name");
+        options.csv_path = csv_option(value_of(i, arg));
       } else if (arg == "--explain") {
         options.explain = true;
       } else if (arg.size() > 1 && arg[0] == '-') {

@@ -15,7 +15,7 @@ include $(COMMON_DIR)/toolchain.mk
 STEP_DEFINES := -DSTEP_NAME='"$(STEP_NAME)"'
 
 # The harness: the shared one and the chapter's problem (common/permute.cpp).
-HOST_SOURCES := dtype.cpp matrix.cpp host_memory.cpp report.cpp permute.cpp
+HOST_SOURCES := cli.cpp dtype.cpp matrix.cpp host_memory.cpp report.cpp permute.cpp
 HOST_OBJECTS := $(addprefix $(BUILD_DIR)/,$(HOST_SOURCES:.cpp=.o))
 HEADERS := $(wildcard $(COMMON_DIR)/*.hpp $(COMMON_DIR)/*.cuh)
 

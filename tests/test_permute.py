@@ -161,8 +161,8 @@ def build_probe(name):
     """tests/NAME.cpp linked with the chapter's common/ sources, built into tests/.build/NAME."""
     out = ROOT / "tests" / ".build" / name
     out.parent.mkdir(parents=True, exist_ok=True)
-    sources = [f"tests/{name}.cpp"] + [f"common/{part}.cpp" for part in
-                                       ("permute", "matrix", "dtype", "report", "host_memory")]
+    parts = ("permute", "cli", "matrix", "dtype", "report", "host_memory")
+    sources = [f"tests/{name}.cpp"] + [f"common/{part}.cpp" for part in parts]
     built = subprocess.run(["g++", "-O2", "-std=c++17", "-Wall", "-Wextra", "-Werror",
                             "-fopenmp", *sources, "-o", str(out)], cwd=ROOT,
                            capture_output=True, text=True)
