@@ -289,8 +289,13 @@ tests-build:
 
 # The programs the tests start run make themselves: this make's job-server settings stay here.
 NO_MAKE_ENV := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL
+# The test files run side by side on every core where pytest-xdist is installed (requirements.txt
+# has it; a machine whose own python3 lacks it runs them one after another). A GPU machine runs
+# them one after another: GPU tests in parallel would share one GPU.
+TEST_WORKERS = $(if $(NO_GPU_HERE),$$($(PY) -c 'import xdist' 2>/dev/null && echo '-n auto --dist loadfile'))
+NO_GPU_HERE = $(if $(shell nvidia-smi -L 2>/dev/null | grep -m1 GPU),,yes)
 test: all tests-build $(if $(NVCC),$(BUS_PROBE)) $(PY_READY)
-	@$(NO_MAKE_ENV) $(PY) -m pytest tests
+	@$(NO_MAKE_ENV) $(PY) -m pytest tests $(TEST_WORKERS)
 
 # make diff STEP=CUDA.v4: the lesson of a step, as a diff of its code against the step before it
 # (the header printed once, apart; variants.cu and the step's other sources included).
