@@ -25,25 +25,39 @@ REFUSED = [
 ]
 
 
-def probe(step, tmp_path):
-    kernel = ROOT / step / ".build" / "kernel.o"
-    if not kernel.is_file():
-        pytest.skip(f"{step} is not built")
-    program = tmp_path / "launch_probe"
+@pytest.fixture(scope="module")
+def probe_object(tmp_path_factory):
+    """tests/launch_probe.cu compiled once (nvcc's front end is the slow part); each step's
+    kernel.o is then linked to it."""
     nvcc = subprocess.run(["make", "--no-print-directory", "-s", "-C", str(ROOT), "print-NVCC"],
                           capture_output=True, text=True).stdout.strip()
     if not nvcc:
         pytest.skip("nvcc not found")
-    built = subprocess.run([nvcc, "-std=c++17", "-I", str(ROOT / "common"),
-                            str(ROOT / "tests" / "launch_probe.cu"), str(kernel), "-o",
-                            str(program)], capture_output=True, text=True)
+    target = tmp_path_factory.mktemp("launch_probe") / "launch_probe.o"
+    built = subprocess.run([nvcc, "-std=c++17", "-I", str(ROOT / "common"), "-c",
+                            str(ROOT / "tests" / "launch_probe.cu"), "-o", str(target)],
+                           capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    return nvcc, target
+
+
+def probe(step, probe_object, tmp_path):
+    kernel = ROOT / step / ".build" / "kernel.o"
+    if not kernel.is_file():
+        pytest.skip(f"{step} is not built")
+    nvcc, probe_o = probe_object
+    program = tmp_path / "launch_probe"
+    built = subprocess.run([nvcc, str(probe_o), str(kernel), "-o", str(program)],
+                           capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
     return program
 
 
 @pytest.mark.parametrize("step,rows,cols,elem_bytes,words", REFUSED)
-def test_a_shape_past_the_grid_is_refused_in_words(step, rows, cols, elem_bytes, words, tmp_path):
-    done = subprocess.run([str(probe(step, tmp_path)), str(rows), str(cols), str(elem_bytes)],
+def test_a_shape_past_the_grid_is_refused_in_words(step, rows, cols, elem_bytes, words,
+                                                   probe_object, tmp_path):
+    done = subprocess.run([str(probe(step, probe_object, tmp_path)), str(rows), str(cols),
+                           str(elem_bytes)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == EXIT_USAGE, done.stdout + done.stderr
     lines = done.stderr.strip().splitlines()
