@@ -8,7 +8,6 @@ better of them. A type a step does not support has no point.
 
 import sys
 
-from matplotlib.lines import Line2D
 
 from .plot_style import (devices_line, IDEAL_COLOR, new_figure, plot_arguments, save,
                          set_titles, step_colors)
@@ -38,6 +37,7 @@ def size_tick_labels():
 
 
 def draw(csv_path, out):
+    from matplotlib.lines import Line2D
     rows = plottable_rows(csv_path)
     size = choose_size(rows, csv_path)
     rows = at_size(rows, size)

@@ -7,7 +7,6 @@ size. Right: the same as speedup over that CPU time; above 1 the GPU wins.
 
 import sys
 
-from matplotlib.lines import Line2D
 
 from .plot_style import (CPU_COLOR, devices_line, IDEAL_COLOR, matrix_size_axis, new_figure,
                          plain_log_axis, plot_arguments, save, set_titles, step_colors,
@@ -18,6 +17,7 @@ from .results_csv import (DTYPES, best_per_step_and_size, choose_dtype, cpu_thre
 
 
 def draw(csv_path, out, wanted_dtype=None):
+    from matplotlib.lines import Line2D
     rows = usable_rows(read_results(csv_path), csv_path)
     gpu_rows = [row for row in rows if is_gpu(row) and row["e2e_ms"] is not None]
     cpu_rows = [row for row in rows if is_cpu(row)]

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from .plot_style import (IDEAL_COLOR, new_figure, plain_log_axis, plot_arguments, save,
                          set_titles)
-from matplotlib import colormaps  # noqa: E402  (after plot_style chose the backend)
 from .results_csv import (DTYPES, NothingToPlot, dtypes_in_order, only_device, read_results,
                           run_plot, shape, usable_rows)
 
@@ -71,6 +70,7 @@ def markdown_table(runs):
 
 
 def draw(csv_path, out, table=None):
+    from matplotlib import colormaps
     runs = multigpu_rows(usable_rows(read_results(csv_path), csv_path))
     if not runs:
         raise NothingToPlot(f"{csv_path} has no verified rows of a distributed step on real GPUs")

@@ -8,7 +8,6 @@ over each step.
 
 import sys
 
-from matplotlib.transforms import blended_transform_factory
 
 from .plot_style import new_figure, plot_arguments, save, set_titles
 from .results_csv import (at_size, choose_dtype, choose_size, DTYPES, NothingToPlot, of_dtype,
@@ -28,6 +27,7 @@ def label_bars(axis, bars, texts):
 
 
 def draw(csv_path, out, wanted_dtype=None):
+    from matplotlib.transforms import blended_transform_factory
     rows = read_profile(csv_path)
     if not rows:
         raise NothingToPlot(f"{csv_path} holds no profiled kernels")

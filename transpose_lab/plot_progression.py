@@ -9,8 +9,6 @@ steps.
 
 import sys
 
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
 
 from .plot_style import (CEILING_COLOR, devices_line, new_figure, plain_log_axis, plot_arguments,
                          save, set_titles, step_colors)
@@ -29,6 +27,8 @@ def bar_label(step, best, rows_of_step):
 
 
 def draw(csv_path, out, wanted_dtype=None):
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
     rows = plottable_rows(csv_path)
     dtype = choose_dtype(rows, csv_path, wanted_dtype)
     rows = of_dtype(rows, dtype)

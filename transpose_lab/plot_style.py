@@ -3,16 +3,7 @@
 import argparse
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only: works on a machine without a display (CI, a GPU node)
-
-import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
-from matplotlib.ticker import (FixedLocator, FuncFormatter, LogLocator,  # noqa: E402
-                               NullFormatter)
-
-from .results_csv import (DTYPES, ResultsError, cpu_steps, matrix_mib,  # noqa: E402
-                          steps_in_order)
+from .results_csv import DTYPES, ResultsError, cpu_steps, matrix_mib, steps_in_order
 
 RESULTS_DIR = Path("results")  # relative: the make targets and the commands run from the root
 
@@ -21,7 +12,7 @@ CEILING_COLOR = "#444444"
 MARKERS = "osD^vPX*<>"
 IDEAL_COLOR = "#888888"
 
-plt.rcParams.update({
+LOOK = {
     "figure.dpi": 100,
     "savefig.dpi": 150,
     "font.size": 10,
@@ -32,7 +23,17 @@ plt.rcParams.update({
     "axes.spines.right": False,
     "legend.fontsize": 9,
     "legend.framealpha": 0.9,
-})
+}
+
+
+def pyplot():
+    """matplotlib.pyplot with the lab's look, imported when a picture is drawn: --help and bad
+    input answer at once, without loading matplotlib."""
+    import matplotlib
+    matplotlib.use("Agg")  # files only: works on a machine without a display (CI, a GPU node)
+    import matplotlib.pyplot as plt
+    plt.rcParams.update(LOOK)
+    return plt
 
 
 def plot_arguments(description, csv_name, png_name, written_by, dtype_option=True):
@@ -58,7 +59,7 @@ def step_colors(rows):
     steps = steps_in_order(rows)
     on_cpu = set(cpu_steps(rows))
     gpu_steps = [step for step in steps if step not in on_cpu]
-    ramp = plt.get_cmap("viridis")
+    ramp = pyplot().get_cmap("viridis")
     colors = {}
     for step in steps:
         if step in on_cpu:
@@ -70,7 +71,7 @@ def step_colors(rows):
 
 
 def new_figure(panels=1, width=None, height=5.2):
-    figure, axes = plt.subplots(1, panels, figsize=(width or 5.8 * panels + 1.0, height),
+    figure, axes = pyplot().subplots(1, panels, figsize=(width or 5.8 * panels + 1.0, height),
                                 layout="constrained")
     return figure, axes
 
@@ -97,6 +98,7 @@ def matrix_size_axis(axis, shapes, dtype):
     """Log x axis in MiB per matrix, a tick per measured shape. Labels (MiB and the shape, since
     non-square sizes must be told apart from square ones of the same bytes) go on a subset at
     least 3x apart, powers of two first, so that neighbouring sizes never print over each other."""
+    from matplotlib.ticker import FixedLocator, NullFormatter
     labels = {}
     for rows, cols in shapes:
         labels.setdefault(matrix_mib(rows, cols, DTYPES[dtype]), []).append(
@@ -119,6 +121,7 @@ def matrix_size_axis(axis, shapes, dtype):
 
 def plain_log_axis(axis, which="y", base=10):
     """A log axis whose ticks read 20, 50, 100, 200 rather than 10^2: easier for a first read."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
     getattr(axis, f"set_{which}scale")("log", base=base)
     ticks = getattr(axis, f"{which}axis")
     if base == 10:
@@ -141,5 +144,5 @@ def save(figure, out):
         raise ResultsError(f"{out}: cannot write the PNG: {problem.strerror or problem}"
                            ) from None
     finally:
-        plt.close(figure)
+        pyplot().close(figure)
     print(f"wrote {out}")
