@@ -77,18 +77,9 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
   const int rows = options.rows, cols = options.cols;
   const Index count = Index{rows} * cols;
   const std::size_t bytes = lab::matrix_bytes(rows, cols, sizeof(T));
-  std::size_t device_free = 0, device_total = 0;
-  CUDA_CHECK(cudaMemGetInfo(&device_free, &device_total));
-  // The ceilings' copies get an output of their own: the kernel's last timed output is verified.
-  const std::size_t device_needed = 3 * bytes + static_cast<std::size_t>(properties.l2CacheSize);
-  if (device_needed > device_free) {
-    std::fprintf(stderr,
-                 "error: %d x %d %s needs %s of device memory for the input, the output, the "
-                 "ceilings' output and the L2 flush buffer; %s has %s free of %s\n",
-                 rows, cols, dtype.name, lab::format_bytes(device_needed).c_str(), properties.name,
-                 lab::format_bytes(device_free).c_str(), lab::format_bytes(device_total).c_str());
-    return lab::kExitNoMemory;
-  }
+  const std::string problem =
+      std::to_string(rows) + " x " + std::to_string(cols) + " " + dtype.name;
+  if (!lab::device_holds_the_problem(bytes, problem, properties)) return lab::kExitNoMemory;
   lab::require_host_memory(2 * bytes, "the input and the output");
 
   lab::PinnedArray<T> host_in = lab::allocate_pinned<T>(count, "the input");

@@ -22,6 +22,23 @@
 
 namespace lab {
 
+// A kernel step's device memory: the input, the output, the ceilings' own output (the step's last
+// timed output is verified before anything overwrites it) and the L2 flush buffer. True when they
+// fit; otherwise one line on stderr naming `problem`, the bytes needed and those free.
+inline bool device_holds_the_problem(std::size_t matrix_bytes, const std::string& problem,
+                                     const cudaDeviceProp& properties) {
+  std::size_t device_free = 0, device_total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&device_free, &device_total));
+  const std::size_t needed = 3 * matrix_bytes + static_cast<std::size_t>(properties.l2CacheSize);
+  if (needed <= device_free) return true;
+  std::fprintf(stderr,
+               "error: %s needs %s of device memory for the input, the output, the ceilings' "
+               "output and the L2 flush buffer; %s has %s free of %s\n",
+               problem.c_str(), format_bytes(needed).c_str(), properties.name,
+               format_bytes(device_free).c_str(), format_bytes(device_total).c_str());
+  return false;
+}
+
 // Where pinned host memory comes from. kDriver: cudaMallocHost, the driver's own pages.
 // kHuge: 2 MiB pages advised to the kernel (allocate_host_bytes), then registered with
 // cudaHostRegister, to test whether fewer host pages make scattered writes faster: they did not

@@ -35,18 +35,9 @@ int run(const lab::PermuteOptions& options, const cudaDeviceProp& properties) {
   const lab::Permutation& p = options.problem;
   const Index count = p.elements();
   const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(T);
-  std::size_t device_free = 0, device_total = 0;
-  CUDA_CHECK(cudaMemGetInfo(&device_free, &device_total));
-  const std::size_t device_needed = 3 * bytes + static_cast<std::size_t>(properties.l2CacheSize);
-  if (device_needed > device_free) {
-    std::fprintf(stderr,
-                 "error: shape %s %s needs %s of device memory for the input, the output, the "
-                 "ceiling's output and the L2 flush buffer; %s has %s free of %s\n",
-                 p.shape_text().c_str(), dtype.name, lab::format_bytes(device_needed).c_str(),
-                 properties.name, lab::format_bytes(device_free).c_str(),
-                 lab::format_bytes(device_total).c_str());
+  if (!lab::device_holds_the_problem(bytes, "shape " + p.shape_text() + " " + dtype.name,
+                                     properties))
     return lab::kExitNoMemory;
-  }
   lab::require_host_memory(2 * bytes, "the input and the output");
 
   lab::PinnedArray<T> host_in = lab::allocate_pinned<T>(count, "the input");
