@@ -5,6 +5,7 @@ tests/permute_probe.cpp, which links common/permute.cpp), and the chapter kept a
 matrix targets."""
 import csv
 import itertools
+import os
 import random
 import subprocess
 import sys
@@ -163,10 +164,14 @@ def build_probe(name):
     out.parent.mkdir(parents=True, exist_ok=True)
     parts = ("permute", "cli", "matrix", "dtype", "report", "host_memory")
     sources = [f"tests/{name}.cpp"] + [f"common/{part}.cpp" for part in parts]
+    # Built under a name of its own, then renamed: test workers that build it at the same time
+    # never run a half-written file.
+    scratch = out.with_name(f"{name}.{os.getpid()}")
     built = subprocess.run(["g++", "-O2", "-std=c++17", "-Wall", "-Wextra", "-Werror",
-                            "-fopenmp", *sources, "-o", str(out)], cwd=ROOT,
+                            "-fopenmp", *sources, "-o", str(scratch)], cwd=ROOT,
                            capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
+    os.replace(scratch, out)
     return out
 
 

@@ -131,6 +131,8 @@ def machine_txt(found, parts_done):
     dirty = _first_line(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"])
     if commit != "unknown" and dirty != "unknown":
         commit += " (with uncommitted changes)"
+    if commit == "unknown":  # a copy of the tree without git: whoever copied it may say
+        commit = os.environ.get("LAB_COMMIT", "unknown")
     keys = {
         "gpu": gpu,
         "gpu_memory": memory,
