@@ -289,10 +289,13 @@ tests-build:
 
 # The programs the tests start run make themselves: this make's job-server settings stay here.
 NO_MAKE_ENV := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL
-# The test files run side by side on every core where pytest-xdist is installed (requirements.txt
-# has it; a machine whose own python3 lacks it runs them one after another). A GPU machine runs
-# them one after another: GPU tests in parallel would share one GPU.
-TEST_WORKERS = $(if $(NO_GPU_HERE),$$($(PY) -c 'import xdist' 2>/dev/null && echo '-n auto --dist loadfile'))
+# The tests run side by side on every core where pytest-xdist is installed (requirements.txt has
+# it; a machine whose own python3 lacks it runs them one after another). Without a GPU each file
+# goes to one worker (its probes are built once); with one, the tests spread one by one, since
+# most of them wait on the GPU, and they check results, never speed. Either way the tests marked
+# large_memory run one at a time (tests/conftest.py).
+TEST_WORKERS = $$($(PY) -c 'import xdist' 2>/dev/null && echo '-n auto --dist \
+  $(if $(NO_GPU_HERE),loadfile,loadgroup)')
 NO_GPU_HERE = $(if $(shell nvidia-smi -L 2>/dev/null | grep -m1 GPU),,yes)
 test: all tests-build $(if $(NVCC),$(BUS_PROBE)) $(PY_READY)
 	@$(NO_MAKE_ENV) $(PY) -m pytest tests $(TEST_WORKERS)

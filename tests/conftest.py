@@ -97,6 +97,26 @@ def skip_unless_memory(needed_bytes):
                     f"{available / 1e9:.1f} GB free here")
 
 
+# ---- Tests that need many GB (marked large_memory) run one at a time. ----
+# With workers (make test uses pytest-xdist, --dist loadgroup), two of them at once could take
+# the memory the other needs, and a step that finds too little refuses in words (exit 3): one
+# worker runs them all, the other workers the rest.
+LARGE_MEMORY_GROUP = "large_memory"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "large_memory: needs several GB of host or device "
+                            "memory; such tests run one after another")
+    config.addinivalue_line("markers", "xdist_group(name): pytest-xdist runs a group on one "
+                            "worker (declared here too for a run without pytest-xdist)")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.get_closest_marker("large_memory"):
+            item.add_marker(pytest.mark.xdist_group(LARGE_MEMORY_GROUP))
+
+
 # ---- The skips, summarised: one line per reason with its count. ----
 
 def pytest_terminal_summary(terminalreporter):

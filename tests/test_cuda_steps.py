@@ -65,6 +65,7 @@ def run_large(step, shape, dtype):
     return done
 
 
+@pytest.mark.large_memory
 @pytest.mark.parametrize("step", [s for s in CUDA_STEPS if "uint8" in supported_dtypes(s)])
 def test_gpu_step_is_exact_past_2_pow_32_uint8_elements(step, needs_gpu):
     done = run_large(step, OVER_2_POW_32, "uint8")
@@ -72,6 +73,7 @@ def test_gpu_step_is_exact_past_2_pow_32_uint8_elements(step, needs_gpu):
     assert f"verified: all {count} elements bitwise equal to the reference over 5 fills" in done.stdout
 
 
+@pytest.mark.large_memory
 @pytest.mark.parametrize("step", [s for s in CUDA_STEPS if "uint8" not in supported_dtypes(s)])
 def test_library_row_is_exact_past_2_pow_31_float32_elements(step, needs_gpu):
     done = run_large(step, OVER_2_POW_31, "float32")

@@ -59,6 +59,7 @@ def test_an_element_read_from_a_position_with_the_same_low_digits_is_caught(dtyp
     assert f"({caught_by}): 1 of 90000 elements wrong; first at output row 2, col 3" in done.stdout
 
 
+@pytest.mark.large_memory
 def test_an_element_moved_by_2_pow_32_positions_is_caught():
     # 2 x (2^31 + 8) uint8: past 2^32 elements, 5 fills; only the fifth digit (bits 32-39 of the
     # position) differs between the right element and the one 2^32 further on.

@@ -50,6 +50,7 @@ def test_an_unwritten_element_is_caught(dtype, rows, cols):
     assert_each_caught(dtype, rows, cols)
 
 
+@pytest.mark.large_memory
 def test_an_unwritten_element_is_caught_past_2_to_the_32_uint8():
     rows, cols = LARGE_UINT8
     skip_unless_memory(2 * rows * cols)

@@ -381,6 +381,7 @@ def test_the_timeline_has_every_piece_in_order_and_can_be_drawn(needs_gpu, tmp_p
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.large_memory
 def test_past_2_pow_32_uint8_elements_in_pieces(needs_gpu, tmp_path):
     rows, cols = 65537, 65536
     skip_unless_memory(2 * rows * cols)  # the pinned input and output
