@@ -67,5 +67,6 @@ def test_the_csv_names_the_ceiling_and_keeps_the_memcpy(dtype, needs_gpu, tmp_pa
     table = done.stdout.splitlines()
     shown = {line.split()[0] for line in table if line.split()[:1] in (["memcpy"],
                                                                        ["vector_copy"])}
-    assert shown == CEILING_KINDS
-    assert any(line.split()[0] == row["ceiling_kind"] and "(ceiling)" in line for line in table)
+    assert shown == CEILING_KINDS, done.stdout
+    assert any(line.split()[:1] == [row["ceiling_kind"]] and "(ceiling)" in line
+               for line in table), done.stdout
