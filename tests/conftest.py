@@ -97,24 +97,61 @@ def skip_unless_memory(needed_bytes):
                     f"{available / 1e9:.1f} GB free here")
 
 
-# ---- Tests that need many GB (marked large_memory) run one at a time. ----
-# With workers (make test uses pytest-xdist, --dist loadgroup), two of them at once could take
-# the memory the other needs, and a step that finds too little refuses in words (exit 3): one
-# worker runs them all, the other workers the rest.
+# ---- Tests that need many GB (marked large_memory) run a few at a time. ----
+# With workers (make test uses pytest-xdist, --dist loadgroup), too many of them at once would take
+# the memory the others need, and a step that finds too little refuses in words (exit 3). They go
+# round-robin into as many groups, each run by one worker, as the machine's memory holds side by
+# side: one on a 24 GB machine, four on one with 128 GB and an 80 GB GPU. Counted from the total
+# memory, never the free: every worker must name the same groups.
 LARGE_MEMORY_GROUP = "large_memory"
+HOST_BYTES_PER_LARGE_TEST = 24 << 30  # the 2^32-element uint8 and 2^31 float32 checks, headroom
+GPU_BYTES_PER_LARGE_TEST = 20 << 30
+
+
+def total_memory_bytes():
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def total_gpu_memory_bytes():
+    """The first GPU's memory (None without nvidia-smi or a GPU)."""
+    try:
+        done = subprocess.run(["nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,"
+                               "nounits"], capture_output=True, text=True, timeout=60)
+        return int(done.stdout.split()[0]) << 20 if done.returncode == 0 else None
+    except (OSError, ValueError, IndexError, subprocess.TimeoutExpired):
+        return None
+
+
+def large_memory_groups():
+    groups = total_memory_bytes() // HOST_BYTES_PER_LARGE_TEST
+    gpu = total_gpu_memory_bytes()
+    if gpu is not None:
+        groups = min(groups, gpu // GPU_BYTES_PER_LARGE_TEST)
+    return max(1, groups)
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "large_memory: needs several GB of host or device "
-                            "memory; such tests run one after another")
+                            "memory; only a few such tests run at a time")
     config.addinivalue_line("markers", "xdist_group(name): pytest-xdist runs a group on one "
                             "worker (declared here too for a run without pytest-xdist)")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if item.get_closest_marker("large_memory"):
-            item.add_marker(pytest.mark.xdist_group(LARGE_MEMORY_GROUP))
+    large = [item for item in items if item.get_closest_marker("large_memory")]
+    if not large:
+        return
+    groups = large_memory_groups()
+    for i, item in enumerate(large):
+        item.add_marker(pytest.mark.xdist_group(f"{LARGE_MEMORY_GROUP}_{i % groups}"))
 
 
 # ---- The skips, summarised: one line per reason with its count. ----
