@@ -292,8 +292,8 @@ NO_MAKE_ENV := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL
 # The tests run side by side on every core where pytest-xdist is installed (requirements.txt has
 # it; a machine whose own python3 lacks it runs them one after another). Without a GPU each file
 # goes to one worker (its probes are built once); with one, the tests spread one by one, since
-# most of them wait on the GPU, and they check results, never speed. Either way the tests marked
-# large_memory run one at a time (tests/conftest.py).
+# most of them wait on the GPU, and they check results, never speed; the tests marked large_memory
+# then run only as many at a time as the machine's memory holds (tests/conftest.py).
 TEST_WORKERS = $$($(PY) -c 'import xdist' 2>/dev/null && echo '-n auto --dist \
   $(if $(NO_GPU_HERE),loadfile,loadgroup)')
 NO_GPU_HERE = $(if $(shell nvidia-smi -L 2>/dev/null | grep -m1 GPU),,yes)
