@@ -75,17 +75,21 @@ def needs_gpu():
 HEADROOM_BYTES = 1 << 30  # the rest of the test run and the system keep this much
 
 
-def available_memory_bytes():
-    """MemAvailable from /proc/meminfo (what can be allocated without swapping), or None where
-    the system does not say."""
+def meminfo_bytes(key):
+    """A /proc/meminfo entry in bytes (MemAvailable: what can be allocated without swapping), or
+    None where the system does not say."""
     try:
         with open("/proc/meminfo") as meminfo:
             for line in meminfo:
-                if line.startswith("MemAvailable:"):
+                if line.startswith(f"{key}:"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
     return None
+
+
+def available_memory_bytes():
+    return meminfo_bytes("MemAvailable")
 
 
 def skip_unless_memory(needed_bytes):
@@ -108,17 +112,6 @@ HOST_BYTES_PER_LARGE_TEST = 24 << 30  # the 2^32-element uint8 and 2^31 float32 
 GPU_BYTES_PER_LARGE_TEST = 20 << 30
 
 
-def total_memory_bytes():
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemTotal:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
 def total_gpu_memory_bytes():
     """The first GPU's memory (None without nvidia-smi or a GPU)."""
     try:
@@ -130,7 +123,7 @@ def total_gpu_memory_bytes():
 
 
 def large_memory_groups():
-    groups = total_memory_bytes() // HOST_BYTES_PER_LARGE_TEST
+    groups = (meminfo_bytes("MemTotal") or 0) // HOST_BYTES_PER_LARGE_TEST
     gpu = total_gpu_memory_bytes()
     if gpu is not None:
         groups = min(groups, gpu // GPU_BYTES_PER_LARGE_TEST)
