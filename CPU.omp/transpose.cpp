@@ -179,22 +179,14 @@ inline void transpose_lanes(typename Vector<T>::Row (&v)[Layout<T>::kElements]) 
 }
 #endif
 
-// Asks for the line at p to be brought into L2 (a hint: no fault, no wait). Locality 2 is
-// prefetcht1 on x86: L2, not L1, whose set the 32 rows already crowd.
-inline void prefetch_to_l2(const void* p) {
+// Asks for the line at p (a hint: no fault, no wait) into L2: locality 2 is prefetcht1 on x86, L2,
+// not L1, whose set the 32 rows already crowd. kForWriting asks for the line owned by this core,
+// ready to be written (prefetchw on x86): a plain store to a line that is not in cache waits for
+// that line, one line after another, in store order; asked for ahead, the lines come together.
+template <bool kForWriting>
+inline void prefetch_line(const void* p) {
 #if defined(__GNUC__)
-  __builtin_prefetch(p, 0, 2);
-#else
-  (void)p;
-#endif
-}
-
-// Asks for the line at p to be owned by this core, ready to be written (prefetchw on x86): a
-// plain store to a line that is not in cache waits for that line, one line after another, in
-// store order; asked for ahead, the lines come together.
-inline void prefetch_for_writing(const void* p) {
-#if defined(__GNUC__)
-  __builtin_prefetch(p, 1, 2);
+  __builtin_prefetch(p, kForWriting ? 1 : 0, 2);
 #else
   (void)p;
 #endif
@@ -228,7 +220,7 @@ inline void transpose_band_block(const T* in, Index cols, T* out, Index rows) {
     for (int i = 0; i < L::kElements; ++i) {
       const T* row = in + (b * L::kElements + i) * cols;
       std::memcpy(&block[b][i], row, sizeof(Row));
-      if constexpr (kPrefetch) prefetch_to_l2(row + L::kPrefetchElements);
+      if constexpr (kPrefetch) prefetch_line<false>(row + L::kPrefetchElements);
     }
     transpose_lanes<T>(block[b]);
   }
@@ -319,7 +311,7 @@ inline void transpose_band_small(const T* in, Index cols, T* out, Index rows) {
     for (int c = 0; c < L::kBlockCols; ++c)
 #pragma GCC unroll 8
       for (int k = 0; k < kRowBytes; k += 64)
-        prefetch_for_writing(reinterpret_cast<const unsigned char*>(next + c * rows) + k);
+        prefetch_line<true>(reinterpret_cast<const unsigned char*>(next + c * rows) + k);
   }
   // One block at a time: a band's eight blocks unrolled are many KiB of code.
 #pragma GCC unroll 1
@@ -329,7 +321,7 @@ inline void transpose_band_small(const T* in, Index cols, T* out, Index rows) {
     for (int i = 0; i < L::kBlockRows; ++i) {
       const T* row = in + (b * L::kBlockRows + i) * cols;
       std::memcpy(&v[i], row, sizeof(FloatRow));
-      if constexpr (kPrefetch) prefetch_to_l2(row + L::kPrefetchElements);
+      if constexpr (kPrefetch) prefetch_line<false>(row + L::kPrefetchElements);
     }
     transpose_small_block<T>(v);
 #pragma GCC unroll 16
