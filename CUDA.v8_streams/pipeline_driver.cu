@@ -432,7 +432,7 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
   m.verified = true;
   m.summary = kStepSummary;
   lab::set_bandwidth(m, ceiling_ms);
-  m.ceiling_kind = "bus";  // both directions at once; the serial row below copies it
+  m.ceiling_kind = lab::kBusCeiling;  // both directions at once; the serial row below copies it
   std::vector<lab::Measurement> measured{m};
   if (serial_fits) {
     lab::Measurement s = m;

@@ -717,7 +717,7 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
     m.verified = true;
     m.summary = kStepSummary;
     lab::set_bandwidth(m, median_ceiling_ms);
-    m.ceiling_kind = "all_to_all";
+    m.ceiling_kind = lab::kAllToAllCeiling;
 
     // Bus figures as nccl-tests reports an all-to-all: bytes per GPU over time (algbw), and
     // algbw * (G-1)/G, the share that crosses the links (busbw).

@@ -88,7 +88,7 @@ int run(const lab::Options& options) {
     const lab::Verification& recheck = timed_checks[v];
     m.verified = recheck.ok();
     lab::set_bandwidth(m, ceiling_ms);
-    m.ceiling_kind = "openmp_copy";
+    m.ceiling_kind = lab::kOpenmpCopyCeiling;
     results.push_back(m);
     if (!recheck.ok())
       std::fprintf(stderr, "%s %s: last timed run: %s\n", STEP_NAME, variant->name,

@@ -37,10 +37,6 @@ using lab::Index;
 // The pieces of a timed series, in the order they alternate: the step, then its two ceilings.
 enum Piece : std::size_t { kStepPiece, kMemcpyPiece, kVectorCopyPiece };
 
-// The names of the two ceilings, in the table and in the CSV's ceiling_kind.
-constexpr const char* kMemcpyCeiling = "memcpy";
-constexpr const char* kVectorCopyCeiling = "vector_copy";
-
 void fail_ceiling(const char* when, const lab::Verification& check) {
   std::fprintf(stderr, "%s vector copy ceiling (%s): %s\n", STEP_NAME, when,
                check.describe().c_str());
@@ -210,7 +206,7 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
     m.summary = variant.summary;
     // The ceiling is the faster copy of the two, measured in this series.
     lab::set_bandwidth(m, std::min(memcpy_ms, vector_copy_ms));
-    m.ceiling_kind = memcpy_ms <= vector_copy_ms ? kMemcpyCeiling : kVectorCopyCeiling;
+    m.ceiling_kind = memcpy_ms <= vector_copy_ms ? lab::kMemcpyCeiling : lab::kVectorCopyCeiling;
     m.memcpy_gbps = lab::effective_gbps(rows, cols, dtype.bytes, memcpy_ms);
     results.push_back(m);
     memcpy_times_ms.push_back(memcpy_ms);
@@ -244,9 +240,9 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
                          -1,
                          check};
   };
-  table.push_back(ceiling(kMemcpyCeiling, "cudaMemcpy device to device", memcpy_ms, "-"));
-  table.push_back(
-      ceiling(kVectorCopyCeiling, lab::describe_launch(vector_shape), vector_copy_ms, "verified"));
+  table.push_back(ceiling(lab::kMemcpyCeiling, "cudaMemcpy device to device", memcpy_ms, "-"));
+  table.push_back(ceiling(lab::kVectorCopyCeiling, lab::describe_launch(vector_shape),
+                          vector_copy_ms, "verified"));
   lab::print_table(table);
   if (!options.csv_path.empty()) lab::append_csv(options.csv_path, results);
 

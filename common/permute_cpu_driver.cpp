@@ -65,7 +65,7 @@ int run(const lab::PermuteOptions& options) {
   m.e2e_ms = m.median_ms;  // no transfers on the CPU: end to end is the permutation itself
   m.verified = timed_check.ok();
   lab::set_bandwidth(m, ceiling_ms);
-  m.ceiling_kind = "openmp_copy";
+  m.ceiling_kind = lab::kOpenmpCopyCeiling;
 
   lab::print_context(
       std::string(STEP_NAME) + ": " + kStepSummary,

@@ -113,7 +113,7 @@ int run(const lab::PermuteOptions& options, const cudaDeviceProp& properties) {
   m.verified = true;
   m.summary = kStepSummary;
   lab::set_bandwidth(m, step_and_copy_ms[1]);
-  m.ceiling_kind = "memcpy";
+  m.ceiling_kind = lab::kMemcpyCeiling;
   m.memcpy_gbps = m.ceiling_gbps;
 
   lab::print_context(

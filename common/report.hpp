@@ -8,6 +8,15 @@
 
 namespace lab {
 
+// The kinds of ceiling a row is held against: for kernel steps the faster of the device-to-device
+// cudaMemcpy and the lab's vector copy kernel; the CPU steps' OpenMP copy; the host pipeline's bus
+// (both directions at once); the distributed step's all-to-all.
+constexpr const char* kMemcpyCeiling = "memcpy";
+constexpr const char* kVectorCopyCeiling = "vector_copy";
+constexpr const char* kOpenmpCopyCeiling = "openmp_copy";
+constexpr const char* kBusCeiling = "bus";
+constexpr const char* kAllToAllCeiling = "all_to_all";
+
 struct Measurement {
   std::string step;     // directory name, e.g. "CUDA.v4"
   std::string variant;  // "naive", "blocked", or "kernel" for one-kernel steps
@@ -26,8 +35,7 @@ struct Measurement {
   double e2e_ms = -1;  // GPU: host->device + kernel + device->host; CPU: the transpose itself
   bool verified = false;
   std::string summary;  // the step's one-line lesson
-  // Which copy ceiling_gbps is: for kernel steps the faster of memcpy (device-to-device cudaMemcpy)
-  // and vector_copy (the lab's copy kernel); openmp_copy, bus or all_to_all for the other kinds.
+  // Which copy ceiling_gbps is (one of the kinds below; results_csv.CEILING_KINDS in Python).
   std::string ceiling_kind;
   double memcpy_gbps = -1;  // the device-to-device cudaMemcpy of the same run; < 0: not timed
 };
