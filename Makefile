@@ -128,7 +128,8 @@ help:
 	@echo "                     python -m transpose_lab.probes --list) at PROBE_SHAPE -> results/probes.csv"
 	@echo "  make sanitize      compute-sanitizer memcheck and racecheck of SANITIZE_STEPS (default the last"
 	@echo "                     step and $(PIPELINE_STEPS)) on small ragged shapes, every type -> results/sanitizer.log"
-	@echo "  make permute       chapter 3 (N-d permutations): every step of it on the named cases"
+	@echo "  make permute       chapter 3 (N-d permutations): every step of it, and PyTorch's"
+	@echo "                     x.permute(perm).contiguous() where torch is, on the named cases"
 	@echo "                     (python -m transpose_lab.permute_cases --list) for each of"
 	@echo "                     PERMUTE_DTYPES (default float32 uint8) -> results/permute.csv"
 	@echo "  make profile       Nsight Compute metrics of every CUDA step at PROFILE_SIZE (x PROFILE_COLS)"
@@ -265,11 +266,13 @@ profile: all $(PY_READY)
 	  --size $(PROFILE_SIZE) $(if $(PROFILE_COLS),--cols $(PROFILE_COLS)) $(DTYPE_ARG) \
 	  --csv $(RESULTS)/profile.csv
 
-# Chapter 3: every permutation step on the named cases, each type (transpose_lab/permute_cases.py).
+# Chapter 3: every permutation step on the named cases, each type (transpose_lab/permute_cases.py),
+# and the PyTorch row, run by TORCH_PYTHON (skipped in one line without torch or a GPU).
 PERMUTE_DTYPES ?= float32 uint8
 permute: $(if $(NVCC),$(PERMUTE_STEPS),$(PERMUTE_CPU_STEPS)) $(PY_READY)
 	$(OMP_PIN) $(PY) -m transpose_lab.permute_cases --steps $(PERMUTE_STEPS) \
-	  --dtypes $(PERMUTE_DTYPES) $(if $(REPS),--reps $(REPS)) --csv $(RESULTS)/permute.csv
+	  --dtypes $(PERMUTE_DTYPES) $(if $(REPS),--reps $(REPS)) --torch-python $(TORCH_PYTHON) \
+	  --csv $(RESULTS)/permute.csv
 
 plots: $(PY_READY)
 	$(PY) -m transpose_lab.make_plots --results $(RESULTS)

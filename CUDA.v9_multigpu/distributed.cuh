@@ -5,7 +5,9 @@
 // G ranks, one band each. Rank g holds input rows [g*R/G, (g+1)*R/G) (a band_rows(g) x cols
 // row-major block) and output rows [g*C/G, (g+1)*C/G) (a band_cols(g) x rows row-major block):
 // uneven bands when G does not divide. The step turns the input bands into the output bands; the
-// driver fills, verifies, times and reports.
+// driver fills, verifies, times and reports. Two exchanges (--exchange): an NCCL all-to-all
+// between local transposes and placements, or peer writes (one kernel per GPU writes its tiles
+// straight into every rank's output band, where every GPU reaches every other's memory).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -28,10 +30,16 @@ struct Decomposition {
   int chunks = 1;            // K: pieces of each input band, exchanged one after another
   int elem_bytes = 4;
 
-  Index row_begin(int g) const { return rows * g / ranks; }  // input band of rank g
-  Index band_rows(int g) const { return row_begin(g + 1) - row_begin(g); }
-  Index col_begin(int g) const { return cols * g / ranks; }  // output band of rank g
-  Index band_cols(int g) const { return col_begin(g + 1) - col_begin(g); }
+  // On the host and in the peer kernel alike (it is passed to it by value).
+  __host__ __device__ Index row_begin(int g) const { return rows * g / ranks; }  // input band of g
+  __host__ __device__ Index band_rows(int g) const { return row_begin(g + 1) - row_begin(g); }
+  __host__ __device__ Index col_begin(int g) const { return cols * g / ranks; }  // output band of g
+  __host__ __device__ Index band_cols(int g) const { return col_begin(g + 1) - col_begin(g); }
+  // The rank whose output band holds output row c (input column c): the largest g with
+  // col_begin(g) <= c, that is with cols * g < (c + 1) * ranks.
+  __host__ __device__ int owner_of_col(Index c) const {
+    return static_cast<int>(((c + 1) * ranks - 1) / cols);
+  }
   // Chunk k of rank g: input rows [chunk_begin(g, k), chunk_begin(g, k + 1)) of its band.
   Index chunk_begin(int g, int k) const { return band_rows(g) * k / chunks; }
   Index chunk_rows(int g, int k) const { return chunk_begin(g, k + 1) - chunk_begin(g, k); }
@@ -56,7 +64,8 @@ struct Rank {
   cudaStream_t place = nullptr;        // placement of the blocks into the output band
   cudaEvent_t transposed[2] = {}, exchanged[2] = {}, placed[2] = {};
   cudaEvent_t joined = nullptr;  // virtual exchange: this rank's link stream reached the barrier
-  LaunchShape shape;             // of the first local transpose, for the report
+  char** bands = nullptr;  // peer exchange: PeerBands::out in this GPU's memory, for the kernel
+  LaunchShape shape;       // of its first kernel (a local transpose or the peer kernel)
 };
 
 // How received blocks reach their place in the output band (--place).
@@ -65,11 +74,30 @@ enum class PlacePath {
   kCopyEngine,  // one strided 2D copy per block, by a copy engine
 };
 
+// How the blocks reach the other ranks (--exchange).
+enum class Exchange {
+  kNccl,  // local transposes, an NCCL all-to-all, placements (virtual ranks: device copies)
+  kPeer,  // one kernel per GPU writes its tiles into every rank's output band
+};
+
+// The peer exchange: every rank's output band as this process reaches it (index: the rank), and
+// the events that order the writes into it. Set up by the driver: peer access within one process,
+// CUDA IPC handles between processes under MPI.
+struct PeerBands {
+  std::vector<char*> out;
+  std::vector<int> device;                // the GPU it lives on, as this process numbers its GPUs
+  std::vector<cudaEvent_t> ready;         // recorded on its compute stream: the band may be written
+  std::vector<cudaEvent_t> written;       // recorded on its compute stream: its own writes are done
+  void (*between_processes)() = nullptr;  // under MPI, a barrier: records come before the waits
+};
+
 // The ranks this process drives: all G in the single-process and virtual modes, one under MPI.
 struct Team {
   Decomposition plan;
   bool virtual_ranks = false;  // every rank on one GPU, exchange by device copies
   PlacePath place = PlacePath::kKernel;
+  Exchange exchange = Exchange::kNccl;
+  PeerBands peers;  // the peer exchange only
   std::vector<Rank> local;
 };
 
@@ -99,6 +127,12 @@ void all_to_all(Team& team, const std::vector<Blocks>& blocks);
 template <class T>
 void enqueue_distributed_transpose(Team& team);
 
+// Defined by the step, for the peer exchange: the writes into other ranks' bands enqueued between
+// the two calls start after every rank's earlier work on its compute stream, and every rank's later
+// work on its compute stream starts after them. The driver's peer-copy ceiling calls them too.
+void peer_writes_begin(Team& team);
+void peer_writes_end(Team& team);
+
 // Defined by the driver: the linked kernel step's launcher (STEP_KERNEL), checked like every
 // launch (common/cuda_harness.cuh's launch_checked).
 template <class T>
@@ -110,8 +144,9 @@ LaunchShape local_transpose(const T* in, T* out, int rows, int cols, cudaStream_
 
 }  // namespace lab
 
-// The step's one-line lesson is kStepSummary (common/cuda_step.cuh); the kernel step it links
-// (STEP_KERNEL) has its own, renamed by common/step.mk:
+// The step's one-line lesson is kStepSummary (common/cuda_step.cuh), kPeerSummary with the peer
+// exchange; the kernel step it links (STEP_KERNEL) has its own, renamed by common/step.mk:
+extern const char* const kPeerSummary;
 extern const char* const kReusedKernelSummary;
 
 #define NCCL_CHECK(call, comm)                                              \

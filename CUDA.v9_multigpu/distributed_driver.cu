@@ -3,10 +3,13 @@
 //   --gpus N           one process drives N visible GPUs (ncclCommInitAll); default: all of them
 //   mpirun -np N       built with MPI (LAB_WITH_MPI): one process per GPU (ncclCommInitRank)
 //   --virtual-ranks N  test mode: N ranks on one GPU, the exchange done by device copies
+// and two exchanges: --exchange nccl (the default) or peer, one kernel per GPU writing into every
+// rank's band (peer access in one process, CUDA IPC under MPI; NCCL where a pair lacks access).
 // For every fill each rank's input band is filled on the host from the fill definition, the
 // output bands are poisoned, the step runs once, and every rank verifies its own output band
-// bitwise; then the step and its ceiling, the all-to-all of the same bytes without transposes,
-// are timed alternately (L2 flushed before each), and the kernel step the step links is timed
+// bitwise; then the step and its ceiling, the all-to-all of the same bytes without transposes
+// (and with the peer exchange, a peer copy of the same bytes too), are timed alternately (L2
+// flushed before each), and the kernel step the step links is timed
 // alone on the whole matrix on one GPU for comparison. The output bands are poisoned again before
 // the last timed run of the step, which every rank verifies before the ceiling (it writes the same
 // bands) runs; the single-GPU run's last timed launch is verified too (docs/verification.md).
@@ -50,13 +53,16 @@ using lab::Team;
 
 constexpr std::size_t kChunkTargetBytes = std::size_t{32} << 20;  // of an input band, by default
 constexpr int kMaxDefaultChunks = 16;
+#ifdef LAB_WITH_MPI
+constexpr int kBusIdBytes = 32;  // a PCI bus id, "0000:1b:00.0", with room to spare
+#endif
 
 // ---- The processes: one, or one per GPU under MPI ----
 
 struct World {
   bool mpi = false;  // launched by mpirun and built with MPI
   int rank = 0, size = 1;
-  int local_rank = 0;  // among the processes on this host
+  int local_rank = 0, local_size = 1;  // among the processes on this host
 };
 World g_world;
 std::string g_label = STEP_NAME;  // "STEP" or "STEP: rank r": what every message starts with
@@ -125,6 +131,8 @@ struct DistributedOptions {
   int virtual_ranks = 0;  // 0: not given
   int chunks = 0;         // 0: chosen from the band size
   lab::PlacePath place = lab::PlacePath::kKernel;
+  lab::Exchange exchange = lab::Exchange::kNccl;
+  bool nccl_pipeline_given = false;  // --chunks or --place, which shape the NCCL exchange only
 };
 
 const char* const kDistributedUsage =
@@ -135,6 +143,10 @@ const char* const kDistributedUsage =
     "(default: by size)\n"
     "  --place WAY        kernel (default: the SMs place received blocks) or copy-engine "
     "(2D copies)\n"
+    "  --exchange WAY     nccl (default: local transposes and an NCCL all-to-all) or peer (one "
+    "kernel\n"
+    "                     per GPU writes into every GPU's band; NCCL where a pair lacks peer "
+    "access)\n"
     "  Built with MPI, under mpirun: one process per GPU (no --gpus). NCCL_NVLS_ENABLE=0 unless "
     "set.\n";
 
@@ -155,6 +167,15 @@ int parse_count(const lab::CliSpec& spec, const std::string& flag, const char* t
   return n;
 }
 
+// The value of a flag that names one of two ways; anything else is refused.
+std::string take_way(const lab::CliSpec& spec, const std::string& flag, const char* text,
+                     const char* first, const char* second) {
+  const std::string way = text == nullptr ? "" : text;
+  if (way != first && way != second)
+    usage_error(spec, flag + " takes " + first + " or " + second + ", got '" + way + "'");
+  return way;
+}
+
 // Takes this kind's flags out of argv (the shared parser refuses options it does not know).
 DistributedOptions take_distributed_options(int* argc, char** argv, const lab::CliSpec& spec) {
   DistributedOptions options;
@@ -165,11 +186,18 @@ DistributedOptions take_distributed_options(int* argc, char** argv, const lab::C
       if (g_world.rank == 0) std::printf("%s%s", lab::usage_text(spec).c_str(), kDistributedUsage);
       leave(lab::kExitOk);
     }
+    const char* value = i + 1 < *argc ? argv[i + 1] : nullptr;
+    if (arg == "--exchange") {
+      const bool nccl = take_way(spec, arg, value, "nccl", "peer") == "nccl";
+      options.exchange = nccl ? lab::Exchange::kNccl : lab::Exchange::kPeer;
+      ++i;
+      continue;
+    }
     if (arg == "--place") {
-      const std::string way = i + 1 < *argc ? argv[++i] : "";
-      if (way != "kernel" && way != "copy-engine")
-        usage_error(spec, "--place takes kernel or copy-engine, got '" + way + "'");
-      options.place = way == "kernel" ? lab::PlacePath::kKernel : lab::PlacePath::kCopyEngine;
+      const bool kernel = take_way(spec, arg, value, "kernel", "copy-engine") == "kernel";
+      options.place = kernel ? lab::PlacePath::kKernel : lab::PlacePath::kCopyEngine;
+      options.nccl_pipeline_given = true;
+      ++i;
       continue;
     }
     int* target = arg == "--gpus"            ? &options.gpus
@@ -180,12 +208,16 @@ DistributedOptions take_distributed_options(int* argc, char** argv, const lab::C
       argv[kept++] = argv[i];
       continue;
     }
-    *target = parse_count(spec, arg, i + 1 < *argc ? argv[++i] : nullptr);
+    options.nccl_pipeline_given |= target == &options.chunks;
+    *target = parse_count(spec, arg, value);
+    ++i;
   }
   *argc = kept;
   argv[kept] = nullptr;
   if (options.gpus != 0 && options.virtual_ranks != 0)
     usage_error(spec, "--gpus and --virtual-ranks exclude each other");
+  if (options.exchange == lab::Exchange::kPeer && options.nccl_pipeline_given)
+    usage_error(spec, "--chunks and --place shape the NCCL exchange; --exchange peer has neither");
   return options;
 }
 
@@ -316,8 +348,14 @@ char* device_bytes(std::size_t bytes) {
   return static_cast<char*>(raw);
 }
 
-std::size_t rank_device_bytes(const Decomposition& plan, int g) {
-  const lab::Scratch scratch = lab::step_scratch(plan, g);
+// The peer exchange writes into the output bands themselves: it needs no scratch.
+lab::Scratch scratch_of(const Team& team, int g) {
+  return team.exchange == lab::Exchange::kPeer ? lab::Scratch{} : lab::step_scratch(team.plan, g);
+}
+
+std::size_t rank_device_bytes(const Team& team, int g) {
+  const Decomposition& plan = team.plan;
+  const lab::Scratch scratch = scratch_of(team, g);
   const std::size_t copies = plan.chunks > 1 ? 2 : 1;
   return plan.bytes(plan.band_rows(g) * plan.cols) + plan.bytes(plan.band_cols(g) * plan.rows) +
          copies * (scratch.send + scratch.recv);
@@ -333,7 +371,7 @@ int check_device_memory(const Team& team, const lab::Dtype& dtype) {
     if (!first_on_device) continue;
     std::size_t needed = 0;
     for (const Rank& other : team.local)
-      if (other.device == me.device) needed += rank_device_bytes(team.plan, other.rank);
+      if (other.device == me.device) needed += rank_device_bytes(team, other.rank);
     cudaDeviceProp properties;
     CUDA_CHECK(cudaGetDeviceProperties(&properties, me.device));
     needed += static_cast<std::size_t>(std::max(properties.l2CacheSize, 0));
@@ -352,7 +390,8 @@ int check_device_memory(const Team& team, const lab::Dtype& dtype) {
       code = lab::kExitNoMemory;
     }
     // Received blocks are placed with strided copies whose pitch is a whole output row.
-    if (team.plan.ranks > 1 && team.plan.bytes(team.plan.rows) > properties.memPitch) {
+    if (team.plan.ranks > 1 && team.exchange == lab::Exchange::kNccl &&
+        team.plan.bytes(team.plan.rows) > properties.memPitch) {
       std::fprintf(stderr,
                    "%s: error: an output row of %lld elements is %s, over the largest pitch of a "
                    "strided copy on %s (%s)\n",
@@ -385,7 +424,7 @@ void set_up(Team& team, std::vector<Buffers>& buffers) {
     mine.host_out = lab::allocate_pinned<char>(out_bytes, "an output band");
     me.in = device_bytes(in_bytes);
     me.out = device_bytes(out_bytes);
-    const lab::Scratch scratch = lab::step_scratch(plan, me.rank);
+    const lab::Scratch scratch = scratch_of(team, me.rank);
     for (int b = 0; b < (plan.chunks > 1 ? 2 : 1); ++b) {
       if (scratch.send != 0) me.send[b] = device_bytes(scratch.send);
       if (scratch.recv != 0) me.recv[b] = device_bytes(scratch.recv);
@@ -435,25 +474,178 @@ void tear_down(Team& team, std::vector<Buffers>& buffers) {
   }
 }
 
+// ---- The peer exchange: every rank's output band within reach of every rank's GPU ----
+
+// Ranks in other processes (MPI, not virtual): their bands and events come through CUDA IPC.
+bool crosses_processes(const Team& team) {
+  return g_world.mpi && !team.virtual_ranks;
+}
+
+// Why the peer exchange cannot run ("" where it can): every rank's GPU must reach every other
+// rank's memory. Fills team.peers.device: each rank's GPU as this process numbers them (under MPI
+// found by its PCI bus id; -1 where this process does not see it). Every process gets one answer.
+std::string peer_access_missing(Team& team) {
+  const int ranks = team.plan.ranks;
+  std::vector<int>& device = team.peers.device;
+  device.assign(ranks, -1);
+  for (const Rank& me : team.local) device[me.rank] = me.device;
+  std::string why;
+#ifdef LAB_WITH_MPI
+  if (crosses_processes(team)) {
+    char mine[kBusIdBytes] = {};
+    CUDA_CHECK(cudaDeviceGetPCIBusId(mine, kBusIdBytes, team.local[0].device));
+    std::vector<char> all(static_cast<std::size_t>(ranks) * kBusIdBytes);
+    MPI_Allgather(mine, kBusIdBytes, MPI_CHAR, all.data(), kBusIdBytes, MPI_CHAR, MPI_COMM_WORLD);
+    for (int g = 0; g < ranks; ++g) {
+      if (g == team.local[0].rank) continue;
+      if (cudaDeviceGetByPCIBusId(&device[g], &all[static_cast<std::size_t>(g) * kBusIdBytes]) !=
+          cudaSuccess) {
+        device[g] = -1;
+        (void)cudaGetLastError();  // not an error of the run: this process does not see that GPU
+      }
+    }
+    if (g_world.local_size != g_world.size) why = "the processes run on more than one host";
+  }
+#endif
+  for (const Rank& me : team.local) {
+    for (int g = 0; g < ranks && why.empty(); ++g) {
+      if (device[g] < 0) {
+        why = "rank " + std::to_string(g) + "'s GPU is not visible to rank " +
+              std::to_string(me.rank);
+        continue;
+      }
+      int can = 1;
+      if (device[g] != me.device) CUDA_CHECK(cudaDeviceCanAccessPeer(&can, me.device, device[g]));
+      if (can == 0)
+        why = "GPU " + std::to_string(me.device) + " cannot reach GPU " +
+              std::to_string(device[g]) + "'s memory";
+    }
+  }
+#ifdef LAB_WITH_MPI
+  if (crosses_processes(team)) {
+    int missing = why.empty() ? 0 : 1;
+    MPI_Allreduce(MPI_IN_PLACE, &missing, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (missing != 0 && why.empty()) why = "the GPU of another rank cannot reach every other GPU";
+  }
+#endif
+  return why;
+}
+
+void enable_peer_access(int device, int peer) {
+  CUDA_CHECK(cudaSetDevice(device));
+  const cudaError_t status = cudaDeviceEnablePeerAccess(peer, 0);
+  if (status == cudaErrorPeerAccessAlreadyEnabled) {
+    (void)cudaGetLastError();  // enabled before: what was asked for
+    return;
+  }
+  CUDA_CHECK(status);
+}
+
+#ifdef LAB_WITH_MPI
+template <class Handle>
+std::vector<Handle> from_every_process(const Handle& mine) {
+  std::vector<Handle> all(g_world.size);
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, MPI_COMM_WORLD);
+  return all;
+}
+
+// The other processes' bands and events, through CUDA IPC handles: once opened they are addresses
+// and events of this process (opening a band enables peer access to its GPU).
+void open_other_bands(Team& team) {
+  lab::PeerBands& peers = team.peers;
+  const Rank& me = team.local[0];
+  cudaIpcMemHandle_t band;
+  cudaIpcEventHandle_t ready, written;
+  CUDA_CHECK(cudaIpcGetMemHandle(&band, me.out));
+  CUDA_CHECK(cudaIpcGetEventHandle(&ready, peers.ready[me.rank]));
+  CUDA_CHECK(cudaIpcGetEventHandle(&written, peers.written[me.rank]));
+  const std::vector<cudaIpcMemHandle_t> bands = from_every_process(band);
+  const std::vector<cudaIpcEventHandle_t> readies = from_every_process(ready);
+  const std::vector<cudaIpcEventHandle_t> writtens = from_every_process(written);
+  for (int g = 0; g < g_world.size; ++g) {
+    if (g == me.rank) continue;  // a process cannot open its own handles
+    void* mapped = nullptr;
+    CUDA_CHECK(cudaIpcOpenMemHandle(&mapped, bands[g], cudaIpcMemLazyEnablePeerAccess));
+    peers.out[g] = static_cast<char*>(mapped);
+    CUDA_CHECK(cudaIpcOpenEventHandle(&peers.ready[g], readies[g]));
+    CUDA_CHECK(cudaIpcOpenEventHandle(&peers.written[g], writtens[g]));
+  }
+}
+#endif
+
+// Every rank's band and events as this process reaches them, and on each GPU the table of bands
+// that the peer kernel writes through.
+void set_up_peers(Team& team) {
+  lab::PeerBands& peers = team.peers;
+  const int ranks = team.plan.ranks;
+  peers.out.assign(ranks, nullptr);
+  peers.ready.assign(ranks, nullptr);
+  peers.written.assign(ranks, nullptr);
+  peers.between_processes = crosses_processes(team) ? barrier : nullptr;
+  const unsigned flags =
+      cudaEventDisableTiming | (crosses_processes(team) ? cudaEventInterprocess : 0u);
+  for (Rank& me : team.local) {
+    for (const Rank& other : team.local)  // one process, several GPUs: each pair, both ways
+      if (other.device != me.device) enable_peer_access(me.device, other.device);
+    CUDA_CHECK(cudaSetDevice(me.device));
+    peers.out[me.rank] = me.out;
+    CUDA_CHECK(cudaEventCreateWithFlags(&peers.ready[me.rank], flags));
+    CUDA_CHECK(cudaEventCreateWithFlags(&peers.written[me.rank], flags));
+  }
+#ifdef LAB_WITH_MPI
+  if (crosses_processes(team)) open_other_bands(team);
+#endif
+  const std::size_t table_bytes = static_cast<std::size_t>(ranks) * sizeof(char*);
+  for (Rank& me : team.local) {
+    CUDA_CHECK(cudaSetDevice(me.device));
+    me.bands = reinterpret_cast<char**>(device_bytes(table_bytes));
+    CUDA_CHECK(cudaMemcpy(me.bands, peers.out.data(), table_bytes, cudaMemcpyHostToDevice));
+  }
+}
+
+void tear_down_peers(Team& team) {
+  lab::PeerBands& peers = team.peers;
+  if (crosses_processes(team)) {
+    CUDA_CHECK(cudaSetDevice(team.local[0].device));
+    for (int g = 0; g < team.plan.ranks; ++g) {
+      if (g == team.local[0].rank) continue;
+      CUDA_CHECK(cudaIpcCloseMemHandle(peers.out[g]));
+      for (cudaEvent_t event : {peers.ready[g], peers.written[g]})
+        CUDA_CHECK(cudaEventDestroy(event));
+    }
+    barrier();  // no process frees its band or its events while another still has them open
+  }
+  for (Rank& me : team.local) {
+    CUDA_CHECK(cudaSetDevice(me.device));
+    for (cudaEvent_t event : {peers.ready[me.rank], peers.written[me.rank]})
+      CUDA_CHECK(cudaEventDestroy(event));
+    CUDA_CHECK(cudaFree(me.bands));
+    me.bands = nullptr;
+  }
+}
+
 // ---- The ceiling: the all-to-all of the same bytes, straight from the input bands into the
 // output bands, no transposes (rank g sends d the band_rows(g) x band_cols(d) elements the step
 // sends it, its own block included, as nccl-tests' alltoall does). ----
 
+lab::Blocks ceiling_blocks(const Decomposition& plan, const Rank& me) {
+  const int g = me.rank;
+  lab::Blocks b(plan.ranks);
+  b.send = me.in;
+  b.recv = me.out;
+  for (int peer = 0; peer < plan.ranks; ++peer) {
+    b.send_offset[peer] = plan.bytes(plan.band_rows(g) * plan.col_begin(peer));
+    b.send_bytes[peer] = plan.bytes(plan.band_rows(g) * plan.band_cols(peer));
+    b.recv_offset[peer] = plan.bytes(plan.band_cols(g) * plan.row_begin(peer));
+    b.recv_bytes[peer] = plan.bytes(plan.band_cols(g) * plan.band_rows(peer));
+  }
+  return b;
+}
+
 void enqueue_ceiling(Team& team) {
-  const Decomposition& plan = team.plan;
   std::vector<lab::Blocks> blocks;
   for (Rank& me : team.local) {
-    const int g = me.rank;
-    lab::Blocks b(plan.ranks);
-    b.send = me.in;
-    b.recv = me.out;
-    for (int peer = 0; peer < plan.ranks; ++peer) {
-      b.send_offset[peer] = plan.bytes(plan.band_rows(g) * plan.col_begin(peer));
-      b.send_bytes[peer] = plan.bytes(plan.band_rows(g) * plan.band_cols(peer));
-      b.recv_offset[peer] = plan.bytes(plan.band_cols(g) * plan.row_begin(peer));
-      b.recv_bytes[peer] = plan.bytes(plan.band_cols(g) * plan.band_rows(peer));
-    }
-    blocks.push_back(std::move(b));
+    blocks.push_back(ceiling_blocks(team.plan, me));
     CUDA_CHECK(cudaSetDevice(me.device));
     CUDA_CHECK(cudaEventRecord(me.transposed[0], me.compute));
     CUDA_CHECK(cudaStreamWaitEvent(me.link, me.transposed[0], 0));
@@ -464,6 +656,24 @@ void enqueue_ceiling(Team& team) {
     CUDA_CHECK(cudaEventRecord(me.exchanged[0], me.link));
     CUDA_CHECK(cudaStreamWaitEvent(me.compute, me.exchanged[0], 0));
   }
+}
+
+// The peer exchange's second ceiling: the same blocks, each written by cudaMemcpyPeerAsync into
+// the band of the rank that receives it, as the peer kernel writes, but without a transpose.
+void enqueue_peer_copy(Team& team) {
+  const Decomposition& plan = team.plan;
+  lab::peer_writes_begin(team);
+  for (Rank& me : team.local) {
+    CUDA_CHECK(cudaSetDevice(me.device));
+    const lab::Blocks b = ceiling_blocks(plan, me);
+    for (int d = 0; d < plan.ranks; ++d) {
+      if (b.send_bytes[d] == 0) continue;
+      char* target = team.peers.out[d] + plan.bytes(plan.band_cols(d) * plan.row_begin(me.rank));
+      CUDA_CHECK(cudaMemcpyPeerAsync(target, team.peers.device[d], b.send + b.send_offset[d],
+                                     me.device, b.send_bytes[d], me.compute));
+    }
+  }
+  lab::peer_writes_end(team);
 }
 
 // One timed run of `enqueue`: every GPU's L2 flushed, then CUDA events around the work on each
@@ -633,6 +843,14 @@ std::string placed_by(const Team& team) {
   return team.place == lab::PlacePath::kKernel ? "placed by the SMs" : "placed by 2D copies";
 }
 
+// How the peer kernel reaches the other ranks' bands, for the report.
+std::string peer_writes(const Team& team) {
+  return std::string("one kernel per GPU writes its tiles into every rank's output band ") +
+         (team.virtual_ranks        ? "(virtual ranks: all on this GPU)"
+          : crosses_processes(team) ? "(opened through CUDA IPC handles)"
+                                    : "(through peer access)");
+}
+
 std::string figure(const char* format, double value) {
   char text[64];
   std::snprintf(text, sizeof text, format, value);
@@ -648,6 +866,8 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
   agree_or_leave(check_device_memory(team, dtype));
   std::vector<Buffers> buffers;
   set_up(team, buffers);
+  const bool peer = team.exchange == lab::Exchange::kPeer;
+  if (peer) set_up_peers(team);
 
   // The communicators: none for virtual ranks (their exchange is device copies).
   if (!team.virtual_ranks) {
@@ -674,28 +894,34 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
   for (int fill = fills - 1; fill >= 0; --fill)
     run_once_verified<T>(team, buffers, dtype, fill, fills, "first run");
 
-  // The step and its ceiling, alternately; warm-up as long as rank 0 says.
+  // The step and its ceiling (with the peer exchange, the peer copy too), alternately; warm-up as
+  // long as rank 0 says.
   auto step = [&] { lab::enqueue_distributed_transpose<T>(team); };
   auto ceiling = [&] { enqueue_ceiling(team); };
+  auto peer_copy = [&] { enqueue_peer_copy(team); };
   const auto warm_start = std::chrono::steady_clock::now();
   for (int i = 0;
        rank0_says(i < lab::kWarmupRuns || lab::elapsed_ms(warm_start) < lab::kMinWarmupMs); ++i) {
     timed_run(team, buffers, step);
     timed_run(team, buffers, ceiling);
+    if (peer) timed_run(team, buffers, peer_copy);
   }
-  // The last timed run of the step is verified before the ceiling, which writes the same output
-  // bands, runs: the bands are poisoned just before it (untimed; the L2 flush follows).
-  std::vector<double> step_ms, ceiling_ms;
+  // The last timed run of the step is verified before the ceilings, which write the same output
+  // bands, run: the bands are poisoned just before it (untimed; the L2 flush follows).
+  std::vector<double> step_ms, ceiling_ms, peer_copy_ms;
   for (int i = 0; i < options.reps; ++i) {
     const bool last = i == options.reps - 1;
     if (last) poison_output_bands<T>(team, buffers, dtype, 0);
     step_ms.push_back(timed_run(team, buffers, step));
     if (last) verify_output_bands<T>(team, buffers, dtype, 0, 1, "last timed run");
     ceiling_ms.push_back(timed_run(team, buffers, ceiling));
+    if (peer) peer_copy_ms.push_back(timed_run(team, buffers, peer_copy));
   }
   max_over_ranks(step_ms);
   max_over_ranks(ceiling_ms);
+  max_over_ranks(peer_copy_ms);
   const double median_ms = lab::median(step_ms), median_ceiling_ms = lab::median(ceiling_ms);
+  const double median_peer_copy_ms = peer ? lab::median(peer_copy_ms) : -1;
 
   // The kernel step alone on the whole matrix, on rank 0's GPU.
   SingleGpu single;
@@ -708,14 +934,16 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
     lab::Measurement m =
         lab::step_measurement(variant, properties.name, dtype, plan.rows, plan.cols);
     m.threads = lab::threads_launched(team.local[0].shape);
-    m.launch = std::to_string(plan.ranks) + " bands x " + std::to_string(plan.chunks) +
-               " chunks, " + (plan.ranks > 1 ? placed_by(team) + ", " : std::string()) +
+    m.launch = std::to_string(plan.ranks) +
+               (peer ? " bands, peer writes, "
+                     : " bands x " + std::to_string(plan.chunks) + " chunks, " +
+                           (plan.ranks > 1 ? placed_by(team) + ", " : std::string())) +
                lab::describe_launch(team.local[0].shape);
     m.reps = options.reps;
     m.median_ms = median_ms;
     m.e2e_ms = -1;  // the data lives on the GPUs: there is no host round trip to time
     m.verified = true;
-    m.summary = kStepSummary;
+    m.summary = peer ? kPeerSummary : kStepSummary;
     lab::set_bandwidth(m, median_ceiling_ms);
     m.ceiling_kind = lab::kAllToAllCeiling;
 
@@ -725,6 +953,9 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
         static_cast<double>(plan.bytes(plan.rows * plan.cols)) / plan.ranks;
     const double share = static_cast<double>(plan.ranks - 1) / plan.ranks;
     auto algbw = [&](double ms) { return per_gpu_bytes / (ms * 1e-3) / 1e9; };
+    auto bus = [&](double ms) {
+      return "algbw " + figure("%.1f", algbw(ms)) + ", busbw " + figure("%.1f", algbw(ms) * share);
+    };
     Index min_rows = plan.rows, max_rows = 0;
     for (int g = 0; g < plan.ranks; ++g) {
       min_rows = std::min(min_rows, plan.band_rows(g));
@@ -732,18 +963,20 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
     }
     std::vector<std::string> lines = {
         "device   " + std::string(properties.name) +
-            (team.virtual_ranks ? " (virtual ranks: one GPU, exchange by device copies)" : ""),
+            (!team.virtual_ranks ? ""
+             : peer              ? " (virtual ranks: one GPU, peer writes between their bands)"
+                                 : " (virtual ranks: one GPU, exchange by device copies)"),
         lab::matrix_line(plan.rows, plan.cols, dtype.name, dtype.bytes, options.reps, "runs") +
             ", L2 flushed before each",
         "bands    " + std::to_string(plan.ranks) + " ranks, input bands of " +
             std::to_string(min_rows) + " to " + std::to_string(max_rows) + " rows, " +
-            std::to_string(plan.chunks) + " chunk(s) each" +
-            (plan.ranks > 1 ? ", " + placed_by(team) : std::string()) + "; kernel " +
-            STEP_KERNEL_NAME + ": " + kReusedKernelSummary,
+            (peer ? peer_writes(team)
+                  : std::to_string(plan.chunks) + " chunk(s) each" +
+                        (plan.ranks > 1 ? ", " + placed_by(team) : std::string()) + "; kernel " +
+                        STEP_KERNEL_NAME + ": " + kReusedKernelSummary),
         "exchange algbw " + figure("%.1f", algbw(median_ms)) + " GB/s, busbw " +
-            figure("%.1f", algbw(median_ms) * share) + " GB/s (ceiling: algbw " +
-            figure("%.1f", algbw(median_ceiling_ms)) + ", busbw " +
-            figure("%.1f", algbw(median_ceiling_ms) * share) + "), " +
+            figure("%.1f", algbw(median_ms) * share) + " GB/s (ceiling: " + bus(median_ceiling_ms) +
+            (peer ? "; peer copy: " + bus(median_peer_copy_ms) : "") + "), " +
             lab::format_bytes(static_cast<std::size_t>(per_gpu_bytes)) + " per GPU",
         std::string("nccl     NCCL_NVLS_ENABLE=") + std::getenv("NCCL_NVLS_ENABLE") +
             (nvls_set_here ? " (set by the program)" : " (from the environment)"),
@@ -756,13 +989,18 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
                       figure("%.2f", median_ms / single.ms) + "x its time");
     else
       lines.push_back("1 GPU    not measured: " + single.note);
-    lab::print_context(std::string(STEP_NAME) + ": " + kStepSummary, lines);
+    lab::print_context(std::string(STEP_NAME) + ": " + m.summary, lines);
     std::vector<lab::TableRow> table = {
         lab::table_row(m),
         {team.virtual_ranks ? "device copies" : "all-to-all",
          team.virtual_ranks ? "the same blocks by cudaMemcpyAsync (ceiling)"
                             : "ncclSend/ncclRecv of the same bytes (ceiling)",
          median_ceiling_ms, m.ceiling_gbps, 100.0, -1, "-"}};
+    if (peer)  // the second ceiling, as a share of the first like the 1 GPU row below
+      table.push_back({"peer copy", "cudaMemcpyPeerAsync of the same bytes, band to band",
+                       median_peer_copy_ms,
+                       lab::effective_gbps(plan.rows, plan.cols, dtype.bytes, median_peer_copy_ms),
+                       100.0 * median_ceiling_ms / median_peer_copy_ms, -1, "-"});
     if (single.ms > 0)
       table.push_back({"1 GPU", std::string(STEP_KERNEL_NAME) + " on the whole matrix", single.ms,
                        lab::effective_gbps(plan.rows, plan.cols, dtype.bytes, single.ms),
@@ -770,6 +1008,7 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
     lab::print_table(table);
     if (!options.csv_path.empty()) lab::append_csv(options.csv_path, {m});
   }
+  if (peer) tear_down_peers(team);
   tear_down(team, buffers);
   return lab::kExitOk;
 }
@@ -817,6 +1056,7 @@ int main(int argc, char** argv) {
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_world.rank, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &g_world.local_rank);
+    MPI_Comm_size(node, &g_world.local_size);
     MPI_Comm_free(&node);
     g_label = std::string(STEP_NAME) + ": rank " + std::to_string(g_world.rank);
   }
@@ -877,12 +1117,25 @@ int main(int argc, char** argv) {
   }
   team.virtual_ranks = virtual_mode;
   team.place = distributed.place;
+  team.exchange = distributed.exchange;
   team.plan.rows = options.rows;
   team.plan.cols = options.cols;
   team.plan.ranks = ranks;
   team.plan.elem_bytes = options.dtype->bytes;
-  team.plan.chunks = ranks == 1 ? 1 : distributed.chunks != 0 ? distributed.chunks : 1;
-  if (ranks > 1 && distributed.chunks == 0) team.plan.chunks = default_chunks(team.plan);
+  if (team.exchange == lab::Exchange::kPeer) {
+    const std::string missing = peer_access_missing(team);
+    if (!missing.empty()) {
+      if (g_world.rank == 0)
+        std::fprintf(stderr, "%s: --exchange peer: %s; the NCCL exchange runs instead\n",
+                     g_label.c_str(), missing.c_str());
+      team.exchange = lab::Exchange::kNccl;
+    }
+  }
+  // The peer exchange writes whole bands at once: chunks pipeline the NCCL exchange only.
+  const bool pipelined = ranks > 1 && team.exchange == lab::Exchange::kNccl;
+  team.plan.chunks = !pipelined ? 1 : distributed.chunks != 0 ? distributed.chunks : 1;
+  if (pipelined && distributed.chunks == 0) team.plan.chunks = default_chunks(team.plan);
+  if (team.exchange == lab::Exchange::kPeer) variant += " peer";
 
   const int code = lab::with_storage_type(options.dtype->bytes, [&](auto element) {
     return run<decltype(element)>(team, options, variant, nvls_set_here);

@@ -12,6 +12,7 @@
 //    and chunk k placed, so the links, not the local work, set the time; nothing waits for the
 //    exchange but the placement of what it brings, and the link stream's priority lets NCCL's
 //    kernels onto the SMs first.
+// --exchange peer replaces all four where every GPU reaches every other's memory: peer.cu.
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -20,6 +21,7 @@
 
 #include "../common/band_copy.cuh"
 #include "distributed.cuh"
+#include "peer.cu"  // the peer exchange: one kernel per GPU writes into every rank's band
 
 namespace lab {
 namespace {
@@ -131,6 +133,7 @@ void all_to_all(Team& team, const std::vector<Blocks>& blocks) {
 
 template <class T>
 void enqueue_distributed_transpose(Team& team) {
+  if (team.exchange == Exchange::kPeer) return enqueue_peer_transpose<T>(team);
   const Decomposition& plan = team.plan;
   if (plan.ranks == 1) {  // one GPU: the whole matrix is its band, nothing to exchange
     Rank& me = team.local[0];

@@ -1,6 +1,7 @@
 """Shared helpers: where the programs are, how to run them, and whether a GPU is here."""
 import collections
 import functools
+import importlib.util
 import os
 import subprocess
 import sys
@@ -68,6 +69,31 @@ def needs_gpu():
     reason = gpu_unavailable_reason()
     if reason:
         pytest.skip(reason)
+
+
+# ---- The PyTorch rows (transpose_lab.torch_reference), run by this Python where it has torch. ----
+
+def torch_importable():
+    return importlib.util.find_spec("torch") is not None
+
+
+def torch_reference(*args, timeout=900):
+    return subprocess.run([sys.executable, "-m", "transpose_lab.torch_reference",
+                           *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                          cwd=ROOT)
+
+
+@pytest.fixture
+def needs_torch_on_gpu(needs_gpu):
+    if not torch_importable():
+        pytest.skip("torch is not importable here")
+
+
+def run_torch_or_skip(*args):
+    done = torch_reference(*args)
+    if done.returncode == EXIT_SKIPPED:  # e.g. a CPU-only torch on a GPU machine
+        pytest.skip(done.stderr.strip())
+    return done
 
 
 # ---- Memory: the checks past 2^32 elements hold two matrices of 4 GiB or more in host memory. ----

@@ -1,9 +1,10 @@
 """CUDA.v9_multigpu (kind distributed): bad input refused without a GPU; with one GPU, --gpus 1 and
 the virtual-rank mode (2, 3, 4, 8 ranks on one GPU, the exchange done by device copies) verified
-bitwise on odd shapes for every element type, and under mpirun -np 1 when MPI is there; with two
-GPUs or more, --gpus 2 (and every visible GPU) both ways of placing, and mpirun -np 2. Reported
-as skipped, with the reason, when the step is not built (no NCCL), no GPU is here, or fewer than
-two GPUs for the multi-GPU tests."""
+bitwise on odd shapes for every element type, both exchanges (--exchange peer: the ranks write
+into each other's bands), and under mpirun -np 1 when MPI is there; with two GPUs or more,
+--gpus 2 (and every visible GPU) both ways of placing and both exchanges, and mpirun -np 2.
+Reported as skipped, with the reason, when the step is not built (no NCCL), no GPU is here, or
+fewer than two GPUs for the multi-GPU tests."""
 import csv
 import shutil
 import subprocess
@@ -47,9 +48,30 @@ def read_rows(csv_path):
         return list(csv.DictReader(f))
 
 
+# What the driver prints when --exchange peer finds a pair of GPUs without peer access.
+PEER_FALLBACK = "the NCCL exchange runs instead"
+
+
+def run_verified(tmp_path, shape, dtype, *args):
+    """One run with --csv that passed: every band verified, one distributed row of this shape."""
+    rows, cols = shape
+    csv_path = tmp_path / "out.csv"
+    done = run(STEP, rows, cols, *args, "--dtype", dtype, "--reps", 2, "--csv", csv_path)
+    assert done.returncode == 0, done.stderr
+    assert "every rank's output band verified bitwise" in done.stdout
+    (row,) = read_rows(csv_path)
+    assert row["verified"] == "yes" and row["kind"] == "distributed"
+    assert (int(row["rows"]), int(row["cols"])) == (rows, cols)
+    assert (row["dtype"], int(row["elem_bytes"])) == (dtype, ELEM_BYTES[dtype])
+    assert float(row["median_ms"]) > 0 and float(row["ceiling_gbps"]) > 0
+    return done, row
+
+
 BAD_ARGS = [["--gpus", "0"], ["--gpus", "x"], ["--gpus", "-1"], ["--gpus"], ["--gpus", "2x"],
             ["--virtual-ranks", "0"], ["--chunks", "0"], ["--gpus", "1", "--virtual-ranks", "2"],
-            ["--dtype", "int7"], ["0", "5"], ["--bogus"], ["--place", "bogus"], ["--place"]]
+            ["--dtype", "int7"], ["0", "5"], ["--bogus"], ["--place", "bogus"], ["--place"],
+            ["--exchange", "foo"], ["--exchange"], ["--exchange", "peer", "--chunks", "2"],
+            ["--exchange", "peer", "--place", "kernel"]]
 
 
 @pytest.mark.parametrize("args", BAD_ARGS, ids=" ".join)
@@ -60,17 +82,33 @@ def test_bad_input_exits_2_without_a_gpu_too(args, step_built):
     assert "usage:" in done.stderr and done.stdout == ""
 
 
+@pytest.mark.parametrize("args,words", [
+    (["--exchange", "foo"], "--exchange takes nccl or peer, got 'foo'"),
+    (["--exchange", "PEER"], "--exchange takes nccl or peer, got 'PEER'"),
+    (["--exchange"], "--exchange takes nccl or peer, got ''"),
+    (["--exchange", "peer", "--chunks", "2"], "--exchange peer has neither"),
+    (["--place", "copy-engine", "--exchange", "peer"], "--exchange peer has neither"),
+], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
+def test_a_bad_exchange_is_refused_in_words(args, words, step_built):
+    done = run(STEP, 64, 64, *args)
+    assert done.returncode == EXIT_USAGE, done.stderr
+    assert words in done.stderr.splitlines()[0]
+
+
 def test_help_names_the_distributed_options(step_built):
     done = run(STEP, "--help")
     assert done.returncode == 0
-    for flag in ("--gpus", "--virtual-ranks", "--chunks", "--dtype"):
+    for flag in ("--gpus", "--virtual-ranks", "--chunks", "--exchange", "--dtype"):
         assert flag in done.stdout
+    exchange = next(line for line in done.stdout.splitlines() if "--exchange" in line)
+    assert "nccl" in exchange and "peer" in exchange
 
 
-def test_no_gpu_is_one_line_and_77(step_built):
+@pytest.mark.parametrize("exchange", ["nccl", "peer"])
+def test_no_gpu_is_one_line_and_77(exchange, step_built):
     if gpu_unavailable_reason() is None:
         pytest.skip("a GPU is here")
-    done = run(STEP, 37, 41, "--virtual-ranks", 3)
+    done = run(STEP, 37, 41, "--virtual-ranks", 3, "--exchange", exchange)
     assert done.returncode == EXIT_SKIPPED
     assert done.stderr.count("\n") == 1 and "skipped: no CUDA device" in done.stderr
 
@@ -91,18 +129,25 @@ CASES = ([(mode, shape, "float32") for mode in MODES for shape in ODD_SHAPES] +
 
 @pytest.mark.parametrize("mode,shape,dtype", CASES, ids=lambda v: str(v))
 def test_every_rank_verifies_its_band(mode, shape, dtype, gpu_here, tmp_path):
-    rows, cols = shape
-    csv_path = tmp_path / "out.csv"
     chunks = [] if mode[0] == "--gpus" else ["--chunks", 3]
-    done = run(STEP, rows, cols, *mode, *chunks, "--dtype", dtype, "--reps", 2, "--csv", csv_path)
-    assert done.returncode == 0, done.stderr
-    assert "every rank's output band verified bitwise" in done.stdout
-    (row,) = read_rows(csv_path)
-    assert row["verified"] == "yes" and row["kind"] == "distributed"
+    _, row = run_verified(tmp_path, shape, dtype, *mode, *chunks)
     assert row["variant"] == expected_variant(mode)
-    assert (int(row["rows"]), int(row["cols"])) == (rows, cols)
-    assert (row["dtype"], int(row["elem_bytes"])) == (dtype, ELEM_BYTES[dtype])
-    assert float(row["median_ms"]) > 0 and float(row["ceiling_gbps"]) > 0
+
+
+# The peer exchange: one kernel per rank writes its tiles straight into every rank's band (with
+# virtual ranks, the other ranks' bands on the same GPU). Every type on every odd shape with 3
+# ranks (uneven and empty bands, a band boundary inside a tile), every mode in float32.
+PEER_CASES = ([(("--virtual-ranks", 3), shape, dtype) for shape in ODD_SHAPES for dtype in DTYPES] +
+              [(mode, shape, "float32") for mode in MODES if mode != ("--virtual-ranks", 3)
+               for shape in ODD_SHAPES])
+
+
+@pytest.mark.parametrize("mode,shape,dtype", PEER_CASES, ids=lambda v: str(v))
+def test_the_peer_exchange_is_exact(mode, shape, dtype, gpu_here, tmp_path):
+    done, row = run_verified(tmp_path, shape, dtype, *mode, "--exchange", "peer")
+    assert row["variant"] == expected_variant(mode) + " peer"
+    assert "peer copy" in done.stdout  # the second ceiling, measured in the same run
+    assert PEER_FALLBACK not in done.stderr  # one GPU always reaches its own memory
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "float16", "float32", "complex128"])
@@ -153,22 +198,25 @@ def test_a_band_that_does_not_fit_is_refused(mode, gpu_here):
     assert "does not fit on GPU" in done.stderr
 
 
+@pytest.mark.parametrize("exchange", ["nccl", "peer"])
 @pytest.mark.parametrize("dtype", ["uint8", "float32", "complex128"])
-def test_mpirun_one_process_gives_the_same_result(dtype, gpu_here, tmp_path):
+def test_mpirun_one_process_gives_the_same_result(dtype, exchange, gpu_here, tmp_path):
     mpirun = shutil.which("mpirun")
     if mpirun is None:
         pytest.skip("mpirun not found")
     csv_path = tmp_path / "out.csv"
-    args = [str(binary(STEP)), "1000", "999", "--dtype", dtype, "--reps", "2", "--csv",
-            str(csv_path)]
+    args = [str(binary(STEP)), "1000", "999", "--exchange", exchange, "--dtype", dtype, "--reps",
+            "2", "--csv", str(csv_path)]
     done = subprocess.run([mpirun, "--allow-run-as-root", "-np", "1", *args], capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     (row,) = read_rows(csv_path)
-    if row["variant"] != "gpus=1 mpi":
+    if "single-process" in row["variant"]:
         pytest.skip(f"{STEP} was built without MPI (variant {row['variant']})")
+    assert row["variant"] == "gpus=1 mpi" + (" peer" if exchange == "peer" else "")
     assert row["verified"] == "yes"
-    single = run(STEP, 1000, 999, "--gpus", 1, "--dtype", dtype, "--reps", 2)
+    single = run(STEP, 1000, 999, "--gpus", 1, "--exchange", exchange, "--dtype", dtype, "--reps",
+                 2)
     assert single.returncode == 0, single.stderr
     # Both verified bitwise against the same fill definition: the same bits.
     for text in (done.stdout, single.stdout):
@@ -211,21 +259,42 @@ def test_every_gpu_verifies_its_band(shape, dtype, chunks, two_gpus, tmp_path):
         assert f"{gpus} ranks" in done.stdout and "all-to-all" in done.stdout
 
 
+def peer_variant(variant, exchange, stderr):
+    """The variant a run with --exchange `exchange` reports: NCCL's where peer access is missing."""
+    return variant + (" peer" if exchange == "peer" and PEER_FALLBACK not in stderr else "")
+
+
+# Odd shapes for the peer exchange on real GPUs: uneven bands, a band of one row, a band boundary
+# inside a tile, every element size.
+PEER_MULTI_CASES = [((37, 4111), "uint8"), ((2049, 1025), "float32"), ((1, 4099), "float16"),
+                    ((4099, 1), "complex128"), ((1000, 999), "float64")]
+
+
+@pytest.mark.parametrize("shape,dtype", PEER_MULTI_CASES, ids=lambda v: str(v))
+def test_every_gpu_verifies_its_band_with_peer_writes(shape, dtype, two_gpus, tmp_path):
+    done, row = run_verified(tmp_path, shape, dtype, "--gpus", 2, "--exchange", "peer")
+    assert row["variant"] == peer_variant("gpus=2 single-process", "peer", done.stderr)
+    assert ("peer copy" in done.stdout) == row["variant"].endswith(" peer")
+
+
+@pytest.mark.parametrize("exchange", ["nccl", "peer"])
 @pytest.mark.parametrize("dtype", ["uint8", "float32", "complex128"])
-def test_mpirun_one_process_per_gpu(dtype, two_gpus, tmp_path):
+def test_mpirun_one_process_per_gpu(dtype, exchange, two_gpus, tmp_path):
     from transpose_lab.other_kinds import mpi_command
     mpirun = shutil.which("mpirun")
     if mpirun is None:
         pytest.skip("mpirun not found")
     csv_path = tmp_path / "out.csv"
+    pipeline = ["--chunks", "3"] if exchange == "nccl" else []
     done = subprocess.run([*map(str, mpi_command(mpirun, 2)), str(binary(STEP)), "2049", "1025",
-                           "--chunks", "3", "--dtype", dtype, "--reps", "2", "--csv",
-                           str(csv_path)], capture_output=True, text=True, timeout=600)
+                           *pipeline, "--exchange", exchange, "--dtype", dtype, "--reps", "2",
+                           "--csv", str(csv_path)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     (row,) = read_rows(csv_path)  # rank 0 alone writes the row
-    if row["variant"] == "gpus=1 single-process":
+    if row["variant"].startswith("gpus=1 single-process"):
         pytest.skip(f"{STEP} was built without MPI")
-    assert row["variant"] == "gpus=2 mpi" and row["verified"] == "yes"
+    assert row["variant"] == peer_variant("gpus=2 mpi", exchange, done.stderr)
+    assert row["verified"] == "yes"
 
 
 def test_a_band_too_large_for_one_of_two_gpus_is_refused(two_gpus):

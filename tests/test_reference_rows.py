@@ -3,14 +3,12 @@ element type the library takes, n/a for those it refuses) and the PyTorch script
 (transpose_lab.torch_reference: x.t().contiguous()). Both verified bitwise before they are timed;
 both skipped in one line where there is no GPU (or no torch)."""
 import csv
-import importlib.util
-import subprocess
-import sys
 
 import pytest
 
 from conftest import (DTYPES, ELEM_BYTES, EXIT_SKIPPED, EXIT_USAGE, ROOT, binary,
-                      gpu_unavailable_reason, run, step_variable)
+                      gpu_unavailable_reason, run, run_torch_or_skip, step_variable,
+                      torch_importable, torch_reference)
 from transpose_lab.results_csv import COLUMNS, read_results
 
 STEP = "CUDA.cublaslt"
@@ -104,16 +102,6 @@ def test_cublaslt_refuses_or_takes_a_type_the_same_way_on_every_shape(dtype, nee
 
 # --- The PyTorch script
 
-def torch_importable():
-    return importlib.util.find_spec("torch") is not None
-
-
-def torch_reference(*args, timeout=900):
-    return subprocess.run([sys.executable, "-m", "transpose_lab.torch_reference",
-                           *map(str, args)], capture_output=True, text=True, timeout=timeout,
-                          cwd=ROOT)
-
-
 @pytest.mark.parametrize("args", [[], ["--rows", 0, "--cols", 8], ["--rows", 8, "--cols", "x"],
                                   ["--rows", 8, "--cols", 8, "--dtypes", "int8"],
                                   ["--rows", 8, "--cols", 8, "--reps", 0]],
@@ -146,19 +134,6 @@ def test_torch_reference_is_skipped_in_one_line_without_a_gpu(tmp_path):
     assert done.returncode == EXIT_SKIPPED
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("PyTorch reference: skipped: no CUDA device")
-
-
-@pytest.fixture
-def needs_torch_on_gpu(needs_gpu):
-    if not torch_importable():
-        pytest.skip("torch is not importable here")
-
-
-def run_torch_or_skip(*args):
-    done = torch_reference(*args)
-    if done.returncode == EXIT_SKIPPED:  # e.g. a CPU-only torch on a GPU machine
-        pytest.skip(done.stderr.strip())
-    return done
 
 
 # Not 1 x N: there x.t() is already contiguous and PyTorch copies nothing.

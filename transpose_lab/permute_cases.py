@@ -1,22 +1,25 @@
 """`make permute`: every step of chapter 3 on the chapter's named cases, for each element type.
 
     python -m transpose_lab.permute_cases --steps S... [--dtypes T...] [--cases NAME...]
-                                          [--reps N] --csv FILE
+                                          [--reps N] [--torch-python PYTHON] --csv FILE
     python -m transpose_lab.permute_cases --list          the cases, one a line
 
 Each program run appends its row to FILE (written fresh; the programs' output goes to the .log
 beside it): the lab's results schema with the tensor's `shape` and `perm` appended. The table
 printed at the end is read from that CSV, never from the programs' text: % of the copy ceiling
-that each program measured in the same run. Exit codes as run_steps: a step skipped (no GPU) or
-not built is said in one line and is no failure; a step that failed makes this exit 1.
+that each program measured in the same run. With --torch-python, PYTHON runs the PyTorch row
+too (transpose_lab.torch_reference: x.permute(perm).contiguous(), verified and timed like the
+steps), once a case for every type, its rows in the same CSV and a column of the table. Exit
+codes as run_steps: a step skipped (no GPU, no torch) or not built is said in one line and is no
+failure; a step that failed makes this exit 1.
 """
 import argparse
 import csv
 import sys
 
-from transpose_lab import lab
+from transpose_lab import lab, torch_reference
 from transpose_lab.report_tables import format_text
-from transpose_lab.run_steps import fresh_csv, report_problems, run_step
+from transpose_lab.run_steps import fresh_csv, report_problems, run_program, run_step
 
 # The named cases: (shape, perm), as --shape and --perm take them.
 CASES = {
@@ -31,6 +34,17 @@ CASES = {
 def shape_column(shape):
     """The CSV's shape column: '64x64x56x56' for --shape 64,64,56,56."""
     return shape.replace(",", "x")
+
+
+def run_torch_row(python, shape, perm, args, csv_path, log):
+    """The PyTorch row of one case, every type in one run (one start of torch and CUDA)."""
+    arguments = ["--shape", shape, "--perm", perm, "--dtypes", *args.dtypes]
+    if args.reps:
+        arguments += ["--reps", args.reps]
+    # Run from the lab's root, so that a python3 outside the lab's venv finds the package.
+    command = [python, "-m", "transpose_lab.torch_reference", *map(str, arguments), "--csv",
+               str(csv_path.resolve())]
+    return run_program(torch_reference.STEP, command, arguments, log=log, cwd=lab.ROOT)
 
 
 def read_rows(path):
@@ -66,6 +80,8 @@ def main(argv=None):
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     parser.add_argument("--reps", type=int)
     parser.add_argument("--csv")
+    parser.add_argument("--torch-python", metavar="PYTHON",
+                        help="also the PyTorch row, run by PYTHON (one that imports torch)")
     parser.add_argument("--list", action="store_true")
     args = parser.parse_args(argv)
     if args.list:
@@ -75,7 +91,8 @@ def main(argv=None):
     if not args.csv:
         parser.error("--csv FILE is needed")
     csv_path = fresh_csv(args.csv)
-    runs = []
+    columns = [*args.steps, torch_reference.STEP] if args.torch_python else args.steps
+    runs, torch_skipped = [], False
     with open(csv_path.with_suffix(".log"), "w") as log:
         for name in args.cases:
             shape, perm = CASES[name]
@@ -85,10 +102,13 @@ def main(argv=None):
                     if args.reps:
                         arguments += ["--reps", args.reps]
                     runs.append(run_step(step, arguments, csv_path, log=log))
+            if args.torch_python and not torch_skipped:
+                runs.append(run_torch_row(args.torch_python, shape, perm, args, csv_path, log))
+                torch_skipped = runs[-1].status == "skipped"  # no torch or no GPU: said once
     rows = read_rows(csv_path)
     devices = "; ".join(dict.fromkeys(row["device"] for row in rows)) or "no device"
     print(f"\nPermutations on {devices}: % of the copy ceiling measured in the same program run")
-    print(format_text(*results_table(rows, args.steps, args.cases, args.dtypes)))
+    print(format_text(*results_table(rows, columns, args.cases, args.dtypes)))
     print(f"\nCSV: {csv_path}   program output: {csv_path.with_suffix('.log')}")
     return 1 if report_problems(runs) else 0
 

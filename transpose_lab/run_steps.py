@@ -70,8 +70,14 @@ def run_step(step, args, csv_path, env=None, log=None, root=None):
         return StepRun(step, "not built", f"{step}/transpose does not exist (make all)")
     every_variant = ["--variant", "all"] if variants_of(binary) else []
     command = [str(binary), *map(str, args), *every_variant, "--csv", str(csv_path)]
+    return run_program(step, command, args, env=env, log=log)
+
+
+def run_program(step, command, args, env=None, log=None, cwd=None):
+    """One run of a program that answers like the steps (exit codes, one line on stderr), its
+    output into log: its outcome as a StepRun."""
     print(f"  running {step} {' '.join(map(str, args))}", file=sys.stderr, flush=True)
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd)
     if log is not None:
         log.write(f"$ {' '.join(command)}\n{done.stdout}{done.stderr}\n")
     return classify(step, done.returncode, done.stderr)
