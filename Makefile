@@ -51,6 +51,7 @@ BUS_PROBE_ARGS ?=
 MULTIGPU_SIZES ?= 8192 16384
 MULTIGPU_DTYPES ?= $(DTYPE)
 MULTIGPU_GPUS ?=
+MULTIGPU_EXCHANGES ?= nccl peer
 RESULTS ?= results
 OMP_PIN := OMP_PROC_BIND=close OMP_PLACES=cores
 
@@ -122,7 +123,8 @@ help:
 	@echo "                     beside the other direction): what $(PIPELINE_STEPS) can reach -> results/bus_probe.csv"
 	@echo "                     (BUS_PROBE_ARGS: e.g. --gib 16 --pitch 262144 --widths 4096,16384)"
 	@echo "  make multigpu      CUDA.v9_multigpu on 1, 2, 4, 8 GPUs up to the visible ones (MULTIGPU_GPUS),"
-	@echo "                     one process and mpirun -np G, at MULTIGPU_SIZES x MULTIGPU_DTYPES, each next"
+	@echo "                     one process and mpirun -np G, at MULTIGPU_SIZES x MULTIGPU_DTYPES, with each"
+	@echo "                     of MULTIGPU_EXCHANGES (default nccl peer) on 2 GPUs or more, each next"
 	@echo "                     to its all-to-all, and CUDA.v7_packed on one GPU -> results/multigpu.csv, .png"
 	@echo "  make probes       CUDA.v7_packed with one constant changed (PROBES=..., default all; list:"
 	@echo "                     python -m transpose_lab.probes --list) at PROBE_SHAPE -> results/probes.csv"
@@ -159,7 +161,7 @@ help:
 	@echo "           PROFILE_COLS DTYPES_STEPS PROBES PROBE_SHAPE PROBE_DTYPES STREAMS_CASES"
 	@echo "           SANITIZE_STEPS SANITIZE_DTYPES"
 	@echo "           OUT_OF_CORE_SHAPE OUT_OF_CORE_DEVICE_MEM BUS_PROBE_ARGS MULTIGPU_SIZES MULTIGPU_DTYPES"
-	@echo "           MULTIGPU_GPUS CUDA_ARCH PERMUTE_DTYPES"
+	@echo "           MULTIGPU_GPUS MULTIGPU_EXCHANGES CUDA_ARCH PERMUTE_DTYPES"
 	@echo "  DTYPE (run-all, scaling, sweep, bench, profile; default float32): uint8 float16 bfloat16"
 	@echo "        float32 float64 complex64 complex128"
 
@@ -242,7 +244,7 @@ bus-probe: $(BUS_PROBE)
 multigpu: $(DISTRIBUTED_STEPS) $(LAST_STEP) $(PY_READY)
 	$(OTHER_KINDS) multigpu --results $(RESULTS) --sizes $(MULTIGPU_SIZES) \
 	  --dtypes $(MULTIGPU_DTYPES) $(if $(MULTIGPU_GPUS),--gpu-counts $(MULTIGPU_GPUS)) \
-	  $(if $(REPS),--reps $(REPS))
+	  --exchanges $(MULTIGPU_EXCHANGES) $(if $(REPS),--reps $(REPS))
 	@if [ -f $(RESULTS)/multigpu.csv ]; then $(PY) -m transpose_lab.plot_multigpu \
 	  --csv $(RESULTS)/multigpu.csv --out $(RESULTS)/multigpu.png --table $(RESULTS)/multigpu.md; fi
 
@@ -295,10 +297,11 @@ NO_MAKE_ENV := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL
 # The tests run side by side on every core where pytest-xdist is installed (requirements.txt has
 # it; a machine whose own python3 lacks it runs them one after another). Without a GPU each file
 # goes to one worker (its probes are built once); with one, the tests spread one by one, since
-# most of them wait on the GPU, and they check results, never speed; the tests marked large_memory
-# then run only as many at a time as the machine's memory holds (tests/conftest.py).
+# most of them wait on the GPU, and they check results, never speed (several GPUs: each worker
+# starts its programs on its own); the tests marked large_memory run only as many at a time as the
+# machine's memory holds (tests/conftest.py).
 TEST_WORKERS = $$($(PY) -c 'import xdist' 2>/dev/null && echo '-n auto --dist \
-  $(if $(NO_GPU_HERE),loadfile,loadgroup)')
+  $(if $(NO_GPU_HERE),loadfile,load)')
 NO_GPU_HERE = $(if $(shell nvidia-smi -L 2>/dev/null | grep -m1 GPU),,yes)
 test: all tests-build $(if $(NVCC),$(BUS_PROBE)) $(PY_READY)
 	@$(NO_MAKE_ENV) $(PY) -m pytest tests $(TEST_WORKERS)

@@ -1,10 +1,13 @@
 """Shared helpers: where the programs are, how to run them, and whether a GPU is here."""
 import collections
+import fcntl
 import functools
 import importlib.util
 import os
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -128,49 +131,79 @@ def skip_unless_memory(needed_bytes):
 
 
 # ---- Tests that need many GB (marked large_memory) run a few at a time. ----
-# With workers (make test uses pytest-xdist, --dist loadgroup), too many of them at once would take
-# the memory the others need, and a step that finds too little refuses in words (exit 3). They go
-# round-robin into as many groups, each run by one worker, as the machine's memory holds side by
-# side: one on a 24 GB machine, four on one with 128 GB and an 80 GB GPU. Counted from the total
-# memory, never the free: every worker must name the same groups.
-LARGE_MEMORY_GROUP = "large_memory"
+# Run side by side (make test's workers), too many of them at once would take the memory the
+# others need, and a step that finds too little refuses in words (exit 3). Each takes one of as
+# many slots as the machine's memory holds side by side (one on a 24 GB machine, four with 128 GB
+# and an 80 GB GPU) and waits while all are taken. A slot is a lock file, so the limit holds across
+# workers, however pytest-xdist hands out the tests, and across test runs on one machine.
 HOST_BYTES_PER_LARGE_TEST = 24 << 30  # the 2^32-element uint8 and 2^31 float32 checks, headroom
 GPU_BYTES_PER_LARGE_TEST = 20 << 30
+SLOT_WAIT_S = 0.5
 
 
-def total_gpu_memory_bytes():
-    """The first GPU's memory (None without nvidia-smi or a GPU)."""
+@functools.lru_cache(maxsize=None)
+def gpu_memory_list():
+    """Every GPU's memory in bytes, as nvidia-smi lists them (none without nvidia-smi or a GPU)."""
     try:
         done = subprocess.run(["nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,"
                                "nounits"], capture_output=True, text=True, timeout=60)
-        return int(done.stdout.split()[0]) << 20 if done.returncode == 0 else None
-    except (OSError, ValueError, IndexError, subprocess.TimeoutExpired):
-        return None
+        return tuple(int(mib) << 20 for mib in done.stdout.split()) if done.returncode == 0 else ()
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return ()
 
 
-def large_memory_groups():
-    groups = (meminfo_bytes("MemTotal") or 0) // HOST_BYTES_PER_LARGE_TEST
-    gpu = total_gpu_memory_bytes()
-    if gpu is not None:
-        groups = min(groups, gpu // GPU_BYTES_PER_LARGE_TEST)
-    return max(1, groups)
+@functools.lru_cache(maxsize=None)  # asked before any test sets CUDA_VISIBLE_DEVICES
+def gpus_to_spread_over():
+    """How many GPUs the tests spread over: every GPU nvidia-smi lists, unless the user chose the
+    GPUs (CUDA_VISIBLE_DEVICES set): then the order is theirs and nothing is spread."""
+    return 1 if "CUDA_VISIBLE_DEVICES" in os.environ else max(1, len(gpu_memory_list()))
+
+
+def large_memory_slots():
+    """As many as the host's memory holds, and as many per GPU as the smallest GPU holds (slot s
+    runs on GPU s modulo the GPUs spread over)."""
+    slots = (meminfo_bytes("MemTotal") or 0) // HOST_BYTES_PER_LARGE_TEST
+    memories = gpu_memory_list()
+    if memories:
+        slots = min(slots, min(memories) // GPU_BYTES_PER_LARGE_TEST * gpus_to_spread_over())
+    return max(1, slots)
+
+
+def take_large_memory_slot():
+    """Blocks until one of the slots is free; returns its number and the open, locked file."""
+    slots = large_memory_slots()
+    while True:
+        for slot in range(slots):
+            lock = open(Path(tempfile.gettempdir()) / f"transpose-lab-large-memory-{slot}.lock", "w")
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return slot, lock
+            except BlockingIOError:
+                lock.close()
+        time.sleep(SLOT_WAIT_S)
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "large_memory: needs several GB of host or device "
                             "memory; only a few such tests run at a time")
-    config.addinivalue_line("markers", "xdist_group(name): pytest-xdist runs a group on one "
-                            "worker (declared here too for a run without pytest-xdist)")
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
-def pytest_collection_modifyitems(config, items):
-    large = [item for item in items if item.get_closest_marker("large_memory")]
-    if not large:
-        return
-    groups = large_memory_groups()
-    for i, item in enumerate(large):
-        item.add_marker(pytest.mark.xdist_group(f"{LARGE_MEMORY_GROUP}_{i % groups}"))
+# ---- Several GPUs: each test's programs start on one of them, so all are busy. ----
+# The order is rotated, never narrowed: a test of several GPUs still sees them all. A large test
+# starts on its slot's GPU, any other on its worker's.
+@pytest.fixture(autouse=True)
+def spread_over_gpus_and_hold_memory(request, monkeypatch):
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    first, lock = (int(worker) if worker.isdigit() else 0), None
+    if request.node.get_closest_marker("large_memory"):
+        first, lock = take_large_memory_slot()
+    count = gpus_to_spread_over()
+    if count > 1:
+        order = [(first + i) % count for i in range(count)]
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", ",".join(map(str, order)))
+    yield
+    if lock is not None:
+        lock.close()  # releases the slot
 
 
 # ---- The skips, summarised: one line per reason with its count. ----

@@ -520,3 +520,16 @@ def test_multigpu_plot_leaves_out_virtual_ranks(tmp_path):
                         tmp_path / "m.png")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("skipped: ") and "on real GPUs" in result.stdout
+
+
+def test_multigpu_table_keeps_the_peer_exchange_apart(tmp_path):
+    lines = fixture_lines("multigpu.csv")
+    peer = [line.replace("gpus=2 single-process,", "gpus=2 single-process peer,")
+            for line in lines if "gpus=2 single-process," in line]
+    table = tmp_path / "multigpu.md"
+    result = run_script("plot_multigpu", write_csv(tmp_path / "peer.csv", lines + peer),
+                        tmp_path / "m.png", "--table", table)
+    assert result.returncode == 0, result.stderr
+    modes = [line.split("|")[2].strip() for line in table.read_text().splitlines()[2:]]
+    assert modes.count("single-process peer") == len(peer) > 0
+    assert modes.count("single-process") == len(modes) - len(peer) - modes.count("mpi")

@@ -35,6 +35,7 @@ A program without a GPU prints one line and exits 77: the benchmark goes on and 
 at the end. Exit 0 when every run verified (or was skipped), 1 when one failed.
 """
 import argparse
+import itertools
 import os
 import shutil
 import subprocess
@@ -172,7 +173,7 @@ def mpi_command(mpirun, processes):
     return command
 
 
-def multigpu(results, sizes, dtypes, gpu_counts, reps, runs):
+def multigpu(results, sizes, dtypes, gpu_counts, exchanges, reps, runs):
     csv = results / "multigpu.csv"
     logs = results / "multigpu_logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -184,14 +185,17 @@ def multigpu(results, sizes, dtypes, gpu_counts, reps, runs):
     for dtype in dtypes:
         for n in sizes:
             common = [n, n, "--dtype", dtype, "--csv", csv] + (["--reps", reps] if reps else [])
-            for g in counts:
-                name = f"{n}x{n}_{dtype}_gpus{g}"
-                runs(f"{DISTRIBUTED_STEP} {n}x{n} {dtype} --gpus {g}",
-                     [DISTRIBUTED, *common, "--gpus", g], log=logs / f"{name}_single.log",
+            for g, exchange in itertools.product(counts, exchanges):
+                if g == 1 and exchange != "nccl":
+                    continue  # one GPU exchanges nothing: one run of it is enough
+                name = f"{n}x{n}_{dtype}_gpus{g}_{exchange}"
+                args = [*common, "--exchange", exchange]
+                runs(f"{DISTRIBUTED_STEP} {n}x{n} {dtype} --gpus {g} --exchange {exchange}",
+                     [DISTRIBUTED, *args, "--gpus", g], log=logs / f"{name}_single.log",
                      env=MULTIGPU_ENV)
                 if mpirun is not None and not runs.skipped:
-                    runs(f"mpirun -np {g} {DISTRIBUTED_STEP} {n}x{n} {dtype}",
-                         [*mpi_command(mpirun, g), DISTRIBUTED, *common],
+                    runs(f"mpirun -np {g} {DISTRIBUTED_STEP} {n}x{n} {dtype} --exchange {exchange}",
+                         [*mpi_command(mpirun, g), DISTRIBUTED, *args],
                          log=logs / f"{name}_mpi.log",
                          env={**MULTIGPU_ENV, "OMP_NUM_THREADS": str(max(1, cores // g))})
             runs(f"{ONE_GPU_STEP} {n}x{n} {dtype} (one GPU)", [LAST_KERNEL_STEP, *common],
@@ -219,6 +223,8 @@ def main(argv=None):
                         help="multigpu: element types")
     parser.add_argument("--gpu-counts", nargs="+", type=positive_int,
                         help="multigpu: GPU counts (default: 1, 2, 4, 8 up to the visible GPUs)")
+    parser.add_argument("--exchanges", nargs="+", choices=["nccl", "peer"], default=["nccl", "peer"],
+                        help="multigpu: the step's --exchange values (peer: on 2 GPUs or more)")
     parser.add_argument("--reps", type=positive_int, help="multigpu: timed runs of each program")
     args = parser.parse_args(argv)
     results = Path(args.results)
@@ -231,7 +237,8 @@ def main(argv=None):
     elif args.what == "out-of-core":
         out_of_core(results, args.shape, args.device_mem, runs)
     else:
-        multigpu(results, args.sizes, args.dtypes, args.gpu_counts, args.reps, runs)
+        multigpu(results, args.sizes, args.dtypes, args.gpu_counts, args.exchanges, args.reps,
+                 runs)
     return runs.summary()
 
 

@@ -2,13 +2,15 @@
 
 Left: time of one distributed transpose against the number of GPUs, a line per matrix (size and
 type) and mode (one process: solid; one process per GPU under mpirun: dashed), with the last
-kernel step alone on one GPU as a cross at 1. Right: the same runs as % of the NCCL all-to-all of
-the same bytes timed in the same process (with one GPU there is no exchange: no point).
+kernel step alone on one GPU as a cross at 1; runs of the peer exchange (--exchange peer) are
+squares. Right: the same runs as % of the NCCL all-to-all of the same bytes timed in the same
+process (with one GPU there is no exchange: no point).
 
 With --table FILE it also writes the table a closing note quotes (GPUs x size x mode: ms, % of
 the all-to-all, busbw, against one GPU), in Markdown; --table - prints it.
 """
 
+import itertools
 import re
 import sys
 from pathlib import Path
@@ -20,9 +22,11 @@ from .results_csv import (DTYPES, NothingToPlot, dtypes_in_order, only_device, r
 
 # The distributed rows by their kind; the one-GPU rows are the kernel step run beside them.
 DISTRIBUTED_KIND, ONE_GPU_KIND = "distributed", "kernel"
-VARIANT = re.compile(r"^gpus=(\d+) (single-process|mpi)$")
-MODE_STYLE = {"single-process": "-", "mpi": "--"}
+VARIANT = re.compile(r"^gpus=(\d+) ((single-process|mpi)( peer)?)$")
+MODE_STYLE = {"single-process": "-", "mpi": "--"}  # line by process model, marker by exchange
 MODE_LABEL = {"single-process": "one process", "mpi": "mpirun, a process per GPU"}
+EXCHANGE_MARKER = {"nccl": "o", "peer": "s"}
+EXCHANGE_LABEL = {"nccl": "NCCL all-to-all", "peer": "peer writes"}
 
 
 def multigpu_rows(rows):
@@ -37,19 +41,21 @@ def multigpu_rows(rows):
         if not match:
             continue
         gpus, mode = int(match.group(1)), match.group(2)
+        exchange = "peer" if match.group(4) else "nccl"
         matrix_bytes = row["rows"] * row["cols"] * row["elem_bytes"]
         ceiling_ms = 2 * matrix_bytes / (row["ceiling_gbps"] * 1e9) * 1e3
         algbw = matrix_bytes / gpus / (row["median_ms"] * 1e-3) / 1e9
         single_ms = one_gpu.get((row["dtype"], shape(row)))
         runs.append({
-            "gpus": gpus, "mode": mode, "dtype": row["dtype"], "shape": shape(row),
+            "gpus": gpus, "mode": mode, "process": match.group(3), "exchange": exchange,
+            "dtype": row["dtype"], "shape": shape(row),
             "ms": row["median_ms"], "ceiling_ms": ceiling_ms, "pct": row["pct_of_ceiling"],
             "algbw": algbw, "busbw": algbw * (gpus - 1) / gpus, "one_gpu_ms": single_ms,
             "device": row["device"],
         })
     order = {dtype: i for i, dtype in enumerate(DTYPES)}
     runs.sort(key=lambda r: (order[r["dtype"]], r["shape"][0] * r["shape"][1], r["gpus"],
-                             r["mode"] != "single-process"))
+                             r["process"] != "single-process", r["exchange"] != "nccl"))
     return runs
 
 
@@ -84,19 +90,24 @@ def draw(csv_path, out, table=None):
                       key=lambda m: (m[1][0] * m[1][1] * DTYPES[m[0]], m[0]))
     ramp = colormaps["viridis"]
     counts = sorted({r["gpus"] for r in runs})
+    both_exchanges = any(r["exchange"] == "peer" for r in runs)
     for index, matrix in enumerate(matrices):
         color = ramp(0.05 + 0.8 * index / max(1, len(matrices) - 1))
         label = f"{matrix[1][0]}\u00b2 {matrix[0]}"
-        for mode, style in MODE_STYLE.items():
+        for (process, style), (exchange, marker) in itertools.product(MODE_STYLE.items(),
+                                                                      EXCHANGE_MARKER.items()):
             points = sorted((r for r in runs if (r["dtype"], r["shape"]) == matrix
-                             and r["mode"] == mode), key=lambda r: r["gpus"])
+                             and r["process"] == process and r["exchange"] == exchange),
+                            key=lambda r: r["gpus"])
             if not points:
                 continue
+            name = f"{label}, {MODE_LABEL[process]}" + (
+                f", {EXCHANGE_LABEL[exchange]}" if both_exchanges else "")
             time_axis.plot([r["gpus"] for r in points], [r["ms"] for r in points], style,
-                           color=color, marker="o", label=f"{label}, {MODE_LABEL[mode]}")
+                           color=color, marker=marker, label=name)
             exchanged = [r for r in points if r["gpus"] > 1]
             share_axis.plot([r["gpus"] for r in exchanged], [r["pct"] for r in exchanged], style,
-                            color=color, marker="o", label=f"{label}, {MODE_LABEL[mode]}")
+                            color=color, marker=marker, label=name)
         one = next((r["one_gpu_ms"] for r in runs if (r["dtype"], r["shape"]) == matrix
                     and r["one_gpu_ms"]), None)
         if one:
@@ -116,7 +127,8 @@ def draw(csv_path, out, table=None):
     if not any(r["gpus"] > 1 for r in runs):
         share_axis.text(0.5, 0.5, "no run on more than one GPU:\nno exchange to compare with",
                         transform=share_axis.transAxes, ha="center", va="center")
-    set_titles(figure, "Several GPUs: local transposes and an NCCL exchange",
+    set_titles(figure, "Several GPUs: local transposes and an NCCL exchange" + (
+        "; peer writes (squares)" if both_exchanges else ""),
                f"GPU: {device}   |   types: {', '.join(dtypes_in_order(runs))}   |   "
                "every run verified bitwise on every rank")
     save(figure, out)
