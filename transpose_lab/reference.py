@@ -30,6 +30,10 @@ DTYPES = " ".join(_DTYPES)
 REFERENCE_REPS = "20"
 REFERENCE_SWEEP_SIZES = "256 512 1024 2048 4096 8192 16384"
 REFERENCE_BENCH_SHAPES = "8192x8192 8191x8193"  # an aligned and a ragged shape, every type
+# Several GPUs: 4 and 16 GiB of float32, 16 and 64 GiB of complex128 (one that does not fit a
+# GPU's memory is refused in words and left out of the table).
+REFERENCE_MULTIGPU_SIZES = "32768 65536"
+REFERENCE_MULTIGPU_DTYPES = "float32 complex128"
 GPU_PARTS = {
     "kernels": [
         ("run-all", {}, {"run_all.csv": "kernels.csv"}),
@@ -52,8 +56,12 @@ GPU_PARTS = {
         ("out-of-core", {}, {"out_of_core.csv": "out_of_core.csv",
                              "out_of_core.log": "out_of_core.log"}),
         ("bus-probe", {}, {"bus_probe.csv": "bus_probe.csv"}),
-        ("multigpu", {}, {"multigpu.csv": "multigpu.csv", "multigpu.png": "multigpu.png",
-                          "multigpu.md": "multigpu.md", "multigpu_logs": "multigpu_logs"}),
+    ],
+    "multigpu": [
+        ("multigpu", {"MULTIGPU_SIZES": REFERENCE_MULTIGPU_SIZES,
+                      "MULTIGPU_DTYPES": REFERENCE_MULTIGPU_DTYPES, "REPS": REFERENCE_REPS},
+         {"multigpu.csv": "multigpu.csv", "multigpu.png": "multigpu.png",
+          "multigpu.md": "multigpu.md", "multigpu_logs": "multigpu_logs"}),
     ],
     "profile": [
         ("profile", {}, {"profile.csv": "profile.csv"}),
