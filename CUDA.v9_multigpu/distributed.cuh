@@ -74,6 +74,15 @@ enum class PlacePath {
   kCopyEngine,  // one strided 2D copy per block, by a copy engine
 };
 
+// Where NCCL's send and receive buffers come from (--nccl-buffers). Plain: cudaMalloc, and NCCL
+// stages every message through FIFO buffers of its own (a copy on each side). Registered: the
+// bands and exchange buffers come from ncclMemAlloc and are registered with each communicator,
+// so NCCL's kernels can read and write them across the link directly.
+enum class NcclBuffers {
+  kPlain,
+  kRegistered,
+};
+
 // How the blocks reach the other ranks (--exchange).
 enum class Exchange {
   kNccl,  // local transposes, an NCCL all-to-all, placements (virtual ranks: device copies)
@@ -96,6 +105,8 @@ struct Team {
   Decomposition plan;
   bool virtual_ranks = false;  // every rank on one GPU, exchange by device copies
   PlacePath place = PlacePath::kKernel;
+  int place_blocks = 0;  // > 0: placement kernels launch at most this many blocks (--place-blocks)
+  NcclBuffers nccl_buffers = NcclBuffers::kPlain;
   Exchange exchange = Exchange::kNccl;
   PeerBands peers;  // the peer exchange only
   std::vector<Rank> local;

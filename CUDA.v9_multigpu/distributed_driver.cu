@@ -51,6 +51,13 @@ using lab::Index;
 using lab::Rank;
 using lab::Team;
 
+// ncclMemAlloc, ncclCommRegister and ncclCommDeregister came with NCCL 2.19.
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 19, 0)
+#define LAB_NCCL_CAN_REGISTER 1
+#else
+#define LAB_NCCL_CAN_REGISTER 0
+#endif
+
 constexpr std::size_t kChunkTargetBytes = std::size_t{32} << 20;  // of an input band, by default
 constexpr int kMaxDefaultChunks = 16;
 #ifdef LAB_WITH_MPI
@@ -114,6 +121,17 @@ bool rank0_says(bool value) {  // rank 0 decides, everybody follows (loops that 
   return value;
 }
 
+bool every_rank(bool value) {  // true where it is true on every rank of every process
+#ifdef LAB_WITH_MPI
+  if (g_world.mpi) {
+    int v = value ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return v != 0;
+  }
+#endif
+  return value;
+}
+
 void max_over_ranks(std::vector<double>& values) {
 #ifdef LAB_WITH_MPI
   if (g_world.mpi && !values.empty())
@@ -131,8 +149,10 @@ struct DistributedOptions {
   int virtual_ranks = 0;  // 0: not given
   int chunks = 0;         // 0: chosen from the band size
   lab::PlacePath place = lab::PlacePath::kKernel;
+  int place_blocks = 0;  // 0: not given (a block per placed row)
+  lab::NcclBuffers nccl_buffers = lab::NcclBuffers::kPlain;
   lab::Exchange exchange = lab::Exchange::kNccl;
-  bool nccl_pipeline_given = false;  // --chunks or --place, which shape the NCCL exchange only
+  bool nccl_pipeline_given = false;  // an option that shapes the NCCL exchange only
 };
 
 const char* const kDistributedUsage =
@@ -143,6 +163,13 @@ const char* const kDistributedUsage =
     "(default: by size)\n"
     "  --place WAY        kernel (default: the SMs place received blocks) or copy-engine "
     "(2D copies)\n"
+    "  --place-blocks N   the placement kernels launch at most N blocks (default: one a row), "
+    "leaving\n"
+    "                     SMs to NCCL's kernels while they run beside the exchange\n"
+    "  --nccl-buffers WAY plain (default: cudaMalloc, NCCL copies through its own buffers) or "
+    "registered\n"
+    "                     (ncclMemAlloc + ncclCommRegister: NCCL reads and writes the step's "
+    "buffers)\n"
     "  --exchange WAY     nccl (default: local transposes and an NCCL all-to-all) or peer (one "
     "kernel\n"
     "                     per GPU writes into every GPU's band; NCCL where a pair lacks peer "
@@ -200,15 +227,23 @@ DistributedOptions take_distributed_options(int* argc, char** argv, const lab::C
       ++i;
       continue;
     }
+    if (arg == "--nccl-buffers") {
+      const bool plain = take_way(spec, arg, value, "plain", "registered") == "plain";
+      options.nccl_buffers = plain ? lab::NcclBuffers::kPlain : lab::NcclBuffers::kRegistered;
+      options.nccl_pipeline_given = true;
+      ++i;
+      continue;
+    }
     int* target = arg == "--gpus"            ? &options.gpus
                   : arg == "--virtual-ranks" ? &options.virtual_ranks
                   : arg == "--chunks"        ? &options.chunks
+                  : arg == "--place-blocks"  ? &options.place_blocks
                                              : nullptr;
     if (target == nullptr) {
       argv[kept++] = argv[i];
       continue;
     }
-    options.nccl_pipeline_given |= target == &options.chunks;
+    options.nccl_pipeline_given |= target == &options.chunks || target == &options.place_blocks;
     *target = parse_count(spec, arg, value);
     ++i;
   }
@@ -217,7 +252,11 @@ DistributedOptions take_distributed_options(int* argc, char** argv, const lab::C
   if (options.gpus != 0 && options.virtual_ranks != 0)
     usage_error(spec, "--gpus and --virtual-ranks exclude each other");
   if (options.exchange == lab::Exchange::kPeer && options.nccl_pipeline_given)
-    usage_error(spec, "--chunks and --place shape the NCCL exchange; --exchange peer has neither");
+    usage_error(spec,
+                "--chunks, --place, --place-blocks and --nccl-buffers shape the NCCL exchange; "
+                "--exchange peer has none of them");
+  if (options.place == lab::PlacePath::kCopyEngine && options.place_blocks != 0)
+    usage_error(spec, "--place-blocks sizes the placement kernels; --place copy-engine has none");
   return options;
 }
 
@@ -340,12 +379,99 @@ struct Buffers {  // what the driver owns for one local rank, besides the device
   std::unique_ptr<lab::L2Flush> flush;  // one per GPU: on the first local rank of each device
   bool leads_device = false;
   cudaEvent_t start = nullptr, stop = nullptr;
+  // --nccl-buffers registered: the buffers that came from ncclMemAlloc (bytes each), and the
+  // handles ncclCommRegister gave for them.
+  std::vector<std::pair<char*, std::size_t>> from_nccl;
+  std::vector<void*> registrations;
 };
 
 char* device_bytes(std::size_t bytes) {
   void* raw = nullptr;
   CUDA_CHECK(cudaMalloc(&raw, std::max<std::size_t>(bytes, 1)));
   return static_cast<char*>(raw);
+}
+
+// A buffer NCCL sends from or receives into (a band, an exchange buffer). To be registered it
+// must come from ncclMemAlloc, whose memory NCCL can map into the other ranks' address spaces.
+// Where that fails, one line says so and every later buffer is plain.
+char* nccl_bytes(Team& team, Buffers& mine, std::size_t bytes) {
+#if LAB_NCCL_CAN_REGISTER
+  if (team.nccl_buffers == lab::NcclBuffers::kRegistered) {
+    bytes = std::max<std::size_t>(bytes, 1);
+    void* raw = nullptr;
+    const ncclResult_t status = ncclMemAlloc(&raw, bytes);
+    if (status == ncclSuccess) {
+      mine.from_nccl.emplace_back(static_cast<char*>(raw), bytes);
+      return static_cast<char*>(raw);
+    }
+    std::fprintf(stderr, "%s: --nccl-buffers registered: ncclMemAlloc failed (%s): plain buffers\n",
+                 g_label.c_str(), ncclGetErrorString(status));
+    team.nccl_buffers = lab::NcclBuffers::kPlain;
+  }
+#else
+  (void)team;
+  (void)mine;
+#endif
+  return device_bytes(bytes);
+}
+
+void free_nccl_bytes(Buffers& mine, char* bytes) {
+#if LAB_NCCL_CAN_REGISTER
+  for (const auto& allocation : mine.from_nccl)
+    if (allocation.first == bytes) {
+      NCCL_CHECK(ncclMemFree(bytes), nullptr);
+      return;
+    }
+#else
+  (void)mine;
+#endif
+  CUDA_CHECK(cudaFree(bytes));
+}
+
+void deregister_buffers(Team& team, std::vector<Buffers>& buffers) {
+#if LAB_NCCL_CAN_REGISTER
+  for (std::size_t i = 0; i < team.local.size(); ++i) {
+    Rank& me = team.local[i];
+    CUDA_CHECK(cudaSetDevice(me.device));
+    for (void* handle : buffers[i].registrations)
+      NCCL_CHECK(ncclCommDeregister(me.comm, handle), me.comm);
+    buffers[i].registrations.clear();
+  }
+#else
+  (void)team;
+  (void)buffers;
+#endif
+}
+
+// Every buffer NCCL touches, registered with the communicator of its rank, so that NCCL's kernels
+// read the sender's buffer and write the receiver's across the link, without staging the bytes
+// through its own FIFO buffers. NCCL requires all ranks or none to pass registered buffers: where
+// one rank fails, one line says so and every rank goes back to plain (unregistered) buffers.
+void register_buffers(Team& team, std::vector<Buffers>& buffers) {
+  bool ok = team.nccl_buffers == lab::NcclBuffers::kRegistered;
+#if LAB_NCCL_CAN_REGISTER
+  for (std::size_t i = 0; i < team.local.size() && ok; ++i) {
+    Rank& me = team.local[i];
+    CUDA_CHECK(cudaSetDevice(me.device));
+    for (const auto& allocation : buffers[i].from_nccl) {
+      void* handle = nullptr;
+      const ncclResult_t status =
+          ncclCommRegister(me.comm, allocation.first, allocation.second, &handle);
+      if (status != ncclSuccess) {
+        std::fprintf(stderr,
+                     "%s: --nccl-buffers registered: ncclCommRegister failed on rank %d (%s): "
+                     "plain buffers\n",
+                     g_label.c_str(), me.rank, ncclGetErrorString(status));
+        ok = false;
+        break;
+      }
+      buffers[i].registrations.push_back(handle);
+    }
+  }
+#endif
+  if (every_rank(ok) || team.nccl_buffers == lab::NcclBuffers::kPlain) return;
+  deregister_buffers(team, buffers);
+  team.nccl_buffers = lab::NcclBuffers::kPlain;
 }
 
 // The peer exchange writes into the output bands themselves: it needs no scratch.
@@ -422,12 +548,13 @@ void set_up(Team& team, std::vector<Buffers>& buffers) {
     const std::size_t out_bytes = plan.bytes(plan.band_cols(me.rank) * plan.rows);
     mine.host_in = lab::allocate_pinned<char>(in_bytes, "an input band");
     mine.host_out = lab::allocate_pinned<char>(out_bytes, "an output band");
-    me.in = device_bytes(in_bytes);
-    me.out = device_bytes(out_bytes);
+    // The bands too: the ceiling's all-to-all sends from them and receives into them.
+    me.in = nccl_bytes(team, mine, in_bytes);
+    me.out = nccl_bytes(team, mine, out_bytes);
     const lab::Scratch scratch = scratch_of(team, me.rank);
     for (int b = 0; b < (plan.chunks > 1 ? 2 : 1); ++b) {
-      if (scratch.send != 0) me.send[b] = device_bytes(scratch.send);
-      if (scratch.recv != 0) me.recv[b] = device_bytes(scratch.recv);
+      if (scratch.send != 0) me.send[b] = nccl_bytes(team, mine, scratch.send);
+      if (scratch.recv != 0) me.recv[b] = nccl_bytes(team, mine, scratch.recv);
     }
     if (me.send[1] == nullptr) me.send[1] = me.send[0];  // one chunk: one buffer of each
     if (me.recv[1] == nullptr) me.recv[1] = me.recv[0];
@@ -450,27 +577,34 @@ void set_up(Team& team, std::vector<Buffers>& buffers) {
   }
 }
 
+// Registered buffers are deregistered and freed while their communicators still exist.
 void tear_down(Team& team, std::vector<Buffers>& buffers) {
+  deregister_buffers(team, buffers);
   for (std::size_t i = 0; i < team.local.size(); ++i) {
     Rank& me = team.local[i];
+    Buffers& mine = buffers[i];
     CUDA_CHECK(cudaSetDevice(me.device));
-    buffers[i].flush.reset();
-    buffers[i].host_in.reset();
-    buffers[i].host_out.reset();
-    if (me.comm != nullptr) NCCL_CHECK(ncclCommDestroy(me.comm), me.comm);
-    me.comm = nullptr;
+    mine.flush.reset();
+    mine.host_in.reset();
+    mine.host_out.reset();
     for (int b = 0; b < 2; ++b) {
-      if (b == 0 || me.send[1] != me.send[0]) CUDA_CHECK(cudaFree(me.send[b]));
-      if (b == 0 || me.recv[1] != me.recv[0]) CUDA_CHECK(cudaFree(me.recv[b]));
+      if (b == 0 || me.send[1] != me.send[0]) free_nccl_bytes(mine, me.send[b]);
+      if (b == 0 || me.recv[1] != me.recv[0]) free_nccl_bytes(mine, me.recv[b]);
       for (cudaEvent_t event : {me.transposed[b], me.exchanged[b], me.placed[b]})
         CUDA_CHECK(cudaEventDestroy(event));
     }
-    for (cudaEvent_t event : {me.joined, buffers[i].start, buffers[i].stop})
+    for (cudaEvent_t event : {me.joined, mine.start, mine.stop})
       CUDA_CHECK(cudaEventDestroy(event));
-    CUDA_CHECK(cudaFree(me.in));
-    CUDA_CHECK(cudaFree(me.out));
+    free_nccl_bytes(mine, me.in);
+    free_nccl_bytes(mine, me.out);
+    mine.from_nccl.clear();
     for (cudaStream_t stream : {me.compute, me.link, me.place})
       CUDA_CHECK(cudaStreamDestroy(stream));
+  }
+  for (Rank& me : team.local) {
+    CUDA_CHECK(cudaSetDevice(me.device));
+    if (me.comm != nullptr) NCCL_CHECK(ncclCommDestroy(me.comm), me.comm);
+    me.comm = nullptr;
   }
 }
 
@@ -840,7 +974,23 @@ SingleGpu time_single_gpu(int device, const lab::Options& options) {
 }
 
 std::string placed_by(const Team& team) {
-  return team.place == lab::PlacePath::kKernel ? "placed by the SMs" : "placed by 2D copies";
+  if (team.place == lab::PlacePath::kCopyEngine) return "placed by 2D copies";
+  return "placed by the SMs" + (team.place_blocks > 0
+                                    ? " in at most " + std::to_string(team.place_blocks) + " blocks"
+                                    : std::string());
+}
+
+// Named in the CSV's launch only where they are registered: rows with plain buffers read as
+// they always have.
+std::string registered_buffers(const Team& team) {
+  return team.nccl_buffers == lab::NcclBuffers::kRegistered ? "registered NCCL buffers, " : "";
+}
+
+std::string nccl_buffers_line(const Team& team) {
+  if (team.virtual_ranks) return "none (virtual ranks: no NCCL in the exchange)";
+  return team.nccl_buffers == lab::NcclBuffers::kRegistered
+             ? "registered (ncclMemAlloc, ncclCommRegister): NCCL moves the bytes between them"
+             : "plain (cudaMalloc): NCCL copies through its own buffers";
 }
 
 // How the peer kernel reaches the other ranks' bands, for the report.
@@ -887,6 +1037,7 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
       NCCL_CHECK(ncclCommInitAll(comms.data(), plan.ranks, devices.data()), nullptr);
       for (int g = 0; g < plan.ranks; ++g) team.local[g].comm = comms[g];
     }
+    register_buffers(team, buffers);
   }
 
   // Correct first: every fill, every rank verifies its own output band.
@@ -934,11 +1085,12 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
     lab::Measurement m =
         lab::step_measurement(variant, properties.name, dtype, plan.rows, plan.cols);
     m.threads = lab::threads_launched(team.local[0].shape);
-    m.launch = std::to_string(plan.ranks) +
-               (peer ? " bands, peer writes, "
-                     : " bands x " + std::to_string(plan.chunks) + " chunks, " +
-                           (plan.ranks > 1 ? placed_by(team) + ", " : std::string())) +
-               lab::describe_launch(team.local[0].shape);
+    m.launch =
+        std::to_string(plan.ranks) +
+        (peer ? " bands, peer writes, "
+              : " bands x " + std::to_string(plan.chunks) + " chunks, " + registered_buffers(team) +
+                    (plan.ranks > 1 ? placed_by(team) + ", " : std::string())) +
+        lab::describe_launch(team.local[0].shape);
     m.reps = options.reps;
     m.median_ms = median_ms;
     m.e2e_ms = -1;  // the data lives on the GPUs: there is no host round trip to time
@@ -979,7 +1131,8 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
             (peer ? "; peer copy: " + bus(median_peer_copy_ms) : "") + "), " +
             lab::format_bytes(static_cast<std::size_t>(per_gpu_bytes)) + " per GPU",
         std::string("nccl     NCCL_NVLS_ENABLE=") + std::getenv("NCCL_NVLS_ENABLE") +
-            (nvls_set_here ? " (set by the program)" : " (from the environment)"),
+            (nvls_set_here ? " (set by the program)" : " (from the environment)") + "; buffers " +
+            nccl_buffers_line(team),
         "check    first run: every rank's output band verified bitwise" +
             std::string(fills > 1 ? " over " + std::to_string(fills) + " fills" : "") +
             "; the last timed run (fill 1): verified the same way"};
@@ -1117,7 +1270,23 @@ int main(int argc, char** argv) {
   }
   team.virtual_ranks = virtual_mode;
   team.place = distributed.place;
+  team.place_blocks = distributed.place_blocks;
+  team.nccl_buffers = distributed.nccl_buffers;
   team.exchange = distributed.exchange;
+  if (team.nccl_buffers == lab::NcclBuffers::kRegistered) {
+    const std::string nccl_version = std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) +
+                                     "." + std::to_string(NCCL_PATCH);
+    const std::string why =
+        virtual_mode ? "virtual ranks exchange by device copies, without NCCL: no effect"
+        : !LAB_NCCL_CAN_REGISTER
+            ? "NCCL " + nccl_version + " has no ncclCommRegister (2.19 and later): plain buffers"
+            : "";
+    if (!why.empty()) {
+      if (g_world.rank == 0)
+        std::fprintf(stderr, "%s: --nccl-buffers registered: %s\n", g_label.c_str(), why.c_str());
+      team.nccl_buffers = lab::NcclBuffers::kPlain;
+    }
+  }
   team.plan.rows = options.rows;
   team.plan.cols = options.cols;
   team.plan.ranks = ranks;

@@ -66,8 +66,12 @@ void place_block(const Team& team, const Rank& me, int source, int k, const char
                                  plan.bytes(width), height, cudaMemcpyDeviceToDevice, stream));
     return;
   }
+  // --place-blocks: fewer blocks (each strides over the rows) leave more of every SM to NCCL's
+  // kernels, which copy the exchange while the placements run.
+  Index blocks = std::min<Index>(height, kMaxPlaceBlocks);
+  if (team.place_blocks > 0) blocks = std::min<Index>(blocks, team.place_blocks);
   copy_band(block, target, plan.bytes(width), plan.bytes(plan.rows), height,
-            static_cast<int>(std::min<Index>(height, kMaxPlaceBlocks)), stream);
+            static_cast<int>(blocks), stream);
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -2,7 +2,8 @@
 the virtual-rank mode (2, 3, 4, 8 ranks on one GPU, the exchange done by device copies) verified
 bitwise on odd shapes for every element type, both exchanges (--exchange peer: the ranks write
 into each other's bands), and under mpirun -np 1 when MPI is there; with two GPUs or more,
---gpus 2 (and every visible GPU) both ways of placing and both exchanges, and mpirun -np 2.
+--gpus 2 (and every visible GPU) both ways of placing and both exchanges, and mpirun -np 2;
+--nccl-buffers registered and --place-blocks alone and together in every mode.
 Reported as skipped, with the reason, when the step is not built (no NCCL), no GPU is here, or
 fewer than two GPUs for the multi-GPU tests."""
 import csv
@@ -71,7 +72,12 @@ BAD_ARGS = [["--gpus", "0"], ["--gpus", "x"], ["--gpus", "-1"], ["--gpus"], ["--
             ["--virtual-ranks", "0"], ["--chunks", "0"], ["--gpus", "1", "--virtual-ranks", "2"],
             ["--dtype", "int7"], ["0", "5"], ["--bogus"], ["--place", "bogus"], ["--place"],
             ["--exchange", "foo"], ["--exchange"], ["--exchange", "peer", "--chunks", "2"],
-            ["--exchange", "peer", "--place", "kernel"]]
+            ["--exchange", "peer", "--place", "kernel"], ["--place-blocks", "0"],
+            ["--place-blocks", "x"], ["--place-blocks", "-3"], ["--place-blocks"],
+            ["--nccl-buffers", "foo"], ["--nccl-buffers"], ["--nccl-buffers", "Registered"],
+            ["--exchange", "peer", "--nccl-buffers", "registered"],
+            ["--exchange", "peer", "--place-blocks", "4"],
+            ["--place", "copy-engine", "--place-blocks", "4"]]
 
 
 @pytest.mark.parametrize("args", BAD_ARGS, ids=" ".join)
@@ -86,8 +92,13 @@ def test_bad_input_exits_2_without_a_gpu_too(args, step_built):
     (["--exchange", "foo"], "--exchange takes nccl or peer, got 'foo'"),
     (["--exchange", "PEER"], "--exchange takes nccl or peer, got 'PEER'"),
     (["--exchange"], "--exchange takes nccl or peer, got ''"),
-    (["--exchange", "peer", "--chunks", "2"], "--exchange peer has neither"),
-    (["--place", "copy-engine", "--exchange", "peer"], "--exchange peer has neither"),
+    (["--exchange", "peer", "--chunks", "2"], "--exchange peer has none of them"),
+    (["--place", "copy-engine", "--exchange", "peer"], "--exchange peer has none of them"),
+    (["--nccl-buffers", "registered", "--exchange", "peer"], "--exchange peer has none of them"),
+    (["--exchange", "peer", "--place-blocks", "4"], "--exchange peer has none of them"),
+    (["--nccl-buffers", "foo"], "--nccl-buffers takes plain or registered, got 'foo'"),
+    (["--place-blocks", "0"], "--place-blocks must be at least 1, got '0'"),
+    (["--place", "copy-engine", "--place-blocks", "4"], "--place copy-engine has none"),
 ], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
 def test_a_bad_exchange_is_refused_in_words(args, words, step_built):
     done = run(STEP, 64, 64, *args)
@@ -98,10 +109,13 @@ def test_a_bad_exchange_is_refused_in_words(args, words, step_built):
 def test_help_names_the_distributed_options(step_built):
     done = run(STEP, "--help")
     assert done.returncode == 0
-    for flag in ("--gpus", "--virtual-ranks", "--chunks", "--exchange", "--dtype"):
+    for flag in ("--gpus", "--virtual-ranks", "--chunks", "--exchange", "--dtype",
+                 "--place-blocks", "--nccl-buffers"):
         assert flag in done.stdout
     exchange = next(line for line in done.stdout.splitlines() if "--exchange" in line)
     assert "nccl" in exchange and "peer" in exchange
+    buffers = next(line for line in done.stdout.splitlines() if "--nccl-buffers" in line)
+    assert "plain" in buffers and "registered" in buffers
 
 
 @pytest.mark.parametrize("exchange", ["nccl", "peer"])
@@ -159,6 +173,51 @@ def test_both_ways_of_placing_give_the_same_bits(dtype, gpu_here):
         assert done.returncode == 0, done.stderr
         assert "verified bitwise" in done.stdout
         assert ("placed by the SMs" if place == "kernel" else "placed by 2D copies") in done.stdout
+
+
+# The exchange's own options, alone and together: registered NCCL buffers (ncclMemAlloc +
+# ncclCommRegister; virtual ranks have no NCCL in their exchange and say so in one line), and
+# placement kernels on at most a few blocks (each strides over many rows).
+EXCHANGE_OPTIONS = [["--nccl-buffers", "registered"], ["--place-blocks", "3"],
+                    ["--nccl-buffers", "registered", "--place-blocks", "1", "--chunks", "2"]]
+# What the driver prints where registration cannot be had (an old NCCL, a failed call).
+REGISTRATION_FALLBACK = "plain buffers"
+
+
+def check_exchange_options(done, row, options, virtual):
+    """The launch text and header name what ran: registered buffers where they were, and the
+    placement's block budget."""
+    registered = "registered" in options
+    if registered and virtual:
+        assert done.stderr.count("--nccl-buffers registered") == 1
+        assert "no effect" in done.stderr
+    if registered and not virtual and REGISTRATION_FALLBACK not in done.stderr:
+        assert "registered NCCL buffers" in row["launch"]
+        assert "buffers registered (ncclMemAlloc, ncclCommRegister)" in done.stdout
+    else:
+        assert "registered NCCL buffers" not in row["launch"]
+    if "--place-blocks" in options:
+        blocks = options[options.index("--place-blocks") + 1]
+        assert f"placed by the SMs in at most {blocks} blocks" in row["launch"]
+        assert f"in at most {blocks} blocks" in done.stdout
+
+
+@pytest.mark.parametrize("options", EXCHANGE_OPTIONS, ids=" ".join)
+@pytest.mark.parametrize("dtype", ["uint8", "float32", "complex128"])
+def test_exchange_options_are_exact_on_virtual_ranks(dtype, options, gpu_here, tmp_path):
+    done, row = run_verified(tmp_path, (2049, 1025), dtype, "--virtual-ranks", 3, *options)
+    assert row["variant"] == "virtual=3"
+    check_exchange_options(done, row, options, virtual=True)
+
+
+@pytest.mark.parametrize("options", EXCHANGE_OPTIONS, ids=" ".join)
+def test_exchange_options_on_one_gpu(options, gpu_here, tmp_path):
+    # One rank exchanges nothing, but its ceiling still sends its band to itself through NCCL,
+    # from registered buffers when asked.
+    done, row = run_verified(tmp_path, (1000, 999), "float32", "--gpus", 1, *options)
+    assert row["variant"] == "gpus=1 single-process"
+    if "registered" in options and REGISTRATION_FALLBACK not in done.stderr:
+        assert "registered NCCL buffers" in row["launch"]
 
 
 @pytest.mark.parametrize("ranks,chunks", [(8, 7), (3, 1), (4, 16), (2, None)])
@@ -259,6 +318,16 @@ def test_every_gpu_verifies_its_band(shape, dtype, chunks, two_gpus, tmp_path):
         assert f"{gpus} ranks" in done.stdout and "all-to-all" in done.stdout
 
 
+@pytest.mark.parametrize("options", EXCHANGE_OPTIONS, ids=" ".join)
+@pytest.mark.parametrize("shape,dtype", [((2049, 1025), "float32"), ((37, 4111), "uint8"),
+                                         ((4099, 1), "complex128")], ids=lambda v: str(v))
+def test_every_gpu_verifies_its_band_with_exchange_options(shape, dtype, options, two_gpus,
+                                                           tmp_path):
+    done, row = run_verified(tmp_path, shape, dtype, "--gpus", 2, "--chunks", 3, *options)
+    assert row["variant"] == "gpus=2 single-process"
+    check_exchange_options(done, row, options, virtual=False)
+
+
 def peer_variant(variant, exchange, stderr):
     """The variant a run with --exchange `exchange` reports: NCCL's where peer access is missing."""
     return variant + (" peer" if exchange == "peer" and PEER_FALLBACK not in stderr else "")
@@ -295,6 +364,24 @@ def test_mpirun_one_process_per_gpu(dtype, exchange, two_gpus, tmp_path):
         pytest.skip(f"{STEP} was built without MPI")
     assert row["variant"] == peer_variant("gpus=2 mpi", exchange, done.stderr)
     assert row["verified"] == "yes"
+
+
+@pytest.mark.parametrize("options", EXCHANGE_OPTIONS, ids=" ".join)
+def test_mpirun_one_process_per_gpu_with_exchange_options(options, two_gpus, tmp_path):
+    from transpose_lab.other_kinds import mpi_command
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        pytest.skip("mpirun not found")
+    csv_path = tmp_path / "out.csv"
+    done = subprocess.run([*map(str, mpi_command(mpirun, 2)), str(binary(STEP)), "2049", "1025",
+                           "--chunks", "3", *options, "--dtype", "float32", "--reps", "2",
+                           "--csv", str(csv_path)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    (row,) = read_rows(csv_path)  # rank 0 alone writes the row
+    if row["variant"].startswith("gpus=1 single-process"):
+        pytest.skip(f"{STEP} was built without MPI")
+    assert row["variant"] == "gpus=2 mpi" and row["verified"] == "yes"
+    check_exchange_options(done, row, options, virtual=False)
 
 
 def test_a_band_too_large_for_one_of_two_gpus_is_refused(two_gpus):
