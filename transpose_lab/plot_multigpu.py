@@ -2,8 +2,8 @@
 
 Left: time of one distributed transpose against the number of GPUs, a line per matrix (size and
 type) and mode (one process: solid; one process per GPU under mpirun: dashed), with the last
-kernel step alone on one GPU as a cross at 1; runs of the peer exchange (--exchange peer) are
-squares. Right: the same runs as % of the NCCL all-to-all of the same bytes timed in the same
+kernel step alone on one GPU as a cross at 1; runs with --nccl-buffers registered are triangles,
+runs of the peer exchange (--exchange peer) squares. Right: the same runs as % of the NCCL all-to-all of the same bytes timed in the same
 process (with one GPU there is no exchange: no point).
 
 With --table FILE it also writes the table a closing note quotes (GPUs x size x mode: ms, % of
@@ -17,16 +17,24 @@ from pathlib import Path
 
 from .plot_style import (IDEAL_COLOR, new_figure, plain_log_axis, plot_arguments, save,
                          set_titles)
-from .results_csv import (DTYPES, NothingToPlot, dtypes_in_order, only_device, read_results,
-                          run_plot, shape, usable_rows)
+from .results_csv import (DTYPES, NothingToPlot, dtypes_in_order, measurement_key, only_device,
+                          read_results, run_plot, shape, usable_rows)
 
 # The distributed rows by their kind; the one-GPU rows are the kernel step run beside them.
 DISTRIBUTED_KIND, ONE_GPU_KIND = "distributed", "kernel"
 VARIANT = re.compile(r"^gpus=(\d+) ((single-process|mpi)( peer)?)$")
 MODE_STYLE = {"single-process": "-", "mpi": "--"}  # line by process model, marker by exchange
 MODE_LABEL = {"single-process": "one process", "mpi": "mpirun, a process per GPU"}
-EXCHANGE_MARKER = {"nccl": "o", "peer": "s"}
-EXCHANGE_LABEL = {"nccl": "NCCL all-to-all", "peer": "peer writes"}
+EXCHANGE_MARKER = {"nccl": "o", "nccl registered": "^", "peer": "s"}
+EXCHANGE_LABEL = {"nccl": "NCCL all-to-all", "nccl registered": "NCCL, registered buffers",
+                  "peer": "peer writes"}
+REGISTERED = "registered NCCL buffers"  # in the launch text of a run with --nccl-buffers registered
+
+
+def run_key(row):
+    """One run of the distributed step: its options (--nccl-buffers, --chunks, ...) show only in
+    the launch text, so that is part of what a repeat must match."""
+    return measurement_key(row) + (row["launch"],)
 
 
 def multigpu_rows(rows):
@@ -41,21 +49,24 @@ def multigpu_rows(rows):
         if not match:
             continue
         gpus, mode = int(match.group(1)), match.group(2)
-        exchange = "peer" if match.group(4) else "nccl"
+        exchange = ("peer" if match.group(4) else
+                    "nccl registered" if REGISTERED in row["launch"] else "nccl")
         matrix_bytes = row["rows"] * row["cols"] * row["elem_bytes"]
         ceiling_ms = 2 * matrix_bytes / (row["ceiling_gbps"] * 1e9) * 1e3
         algbw = matrix_bytes / gpus / (row["median_ms"] * 1e-3) / 1e9
         single_ms = one_gpu.get((row["dtype"], shape(row)))
         runs.append({
-            "gpus": gpus, "mode": mode, "process": match.group(3), "exchange": exchange,
+            "gpus": gpus, "process": match.group(3), "exchange": exchange,
             "dtype": row["dtype"], "shape": shape(row),
             "ms": row["median_ms"], "ceiling_ms": ceiling_ms, "pct": row["pct_of_ceiling"],
             "algbw": algbw, "busbw": algbw * (gpus - 1) / gpus, "one_gpu_ms": single_ms,
             "device": row["device"],
+            "mode": mode + (" registered" if exchange == "nccl registered" else ""),
         })
     order = {dtype: i for i, dtype in enumerate(DTYPES)}
     runs.sort(key=lambda r: (order[r["dtype"]], r["shape"][0] * r["shape"][1], r["gpus"],
-                             r["process"] != "single-process", r["exchange"] != "nccl"))
+                             r["process"] != "single-process", list(EXCHANGE_MARKER).index(
+                                 r["exchange"])))
     return runs
 
 
@@ -77,7 +88,7 @@ def markdown_table(runs):
 
 def draw(csv_path, out, table=None):
     from matplotlib import colormaps
-    runs = multigpu_rows(usable_rows(read_results(csv_path), csv_path))
+    runs = multigpu_rows(usable_rows(read_results(csv_path), csv_path, key=run_key))
     if not runs:
         raise NothingToPlot(f"{csv_path} has no verified rows of a distributed step on real GPUs")
     device = only_device(runs, "GPU", csv_path)
@@ -90,7 +101,7 @@ def draw(csv_path, out, table=None):
                       key=lambda m: (m[1][0] * m[1][1] * DTYPES[m[0]], m[0]))
     ramp = colormaps["viridis"]
     counts = sorted({r["gpus"] for r in runs})
-    both_exchanges = any(r["exchange"] == "peer" for r in runs)
+    both_exchanges = any(r["exchange"] != "nccl" for r in runs)
     for index, matrix in enumerate(matrices):
         color = ramp(0.05 + 0.8 * index / max(1, len(matrices) - 1))
         label = f"{matrix[1][0]}\u00b2 {matrix[0]}"
@@ -128,7 +139,7 @@ def draw(csv_path, out, table=None):
         share_axis.text(0.5, 0.5, "no run on more than one GPU:\nno exchange to compare with",
                         transform=share_axis.transAxes, ha="center", va="center")
     set_titles(figure, "Several GPUs: local transposes and an NCCL exchange" + (
-        "; peer writes (squares)" if both_exchanges else ""),
+        "; registered buffers (triangles), peer writes (squares)" if both_exchanges else ""),
                f"GPU: {device}   |   types: {', '.join(dtypes_in_order(runs))}   |   "
                "every run verified bitwise on every rank")
     save(figure, out)

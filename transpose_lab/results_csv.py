@@ -329,14 +329,14 @@ def size_label(rows, cols, dtype):
             f"({matrix_mib(rows, cols, DTYPES[dtype]):g} MiB a matrix)")
 
 
-def usable_rows(rows, path):
+def usable_rows(rows, path, key=measurement_key):
     """The rows a plot may show: the last measurement of each (step, variant, dtype, size,
-    threads), for files a runner appended to more than once, and only those that passed
-    verification (a wrong answer does not count, however fast). Says on stderr what it leaves
-    out."""
+    threads; or what `key` says one measurement is), for files a runner appended to more than
+    once, and only those that passed verification (a wrong answer does not count, however fast).
+    Says on stderr what it leaves out."""
     latest = {}
     for row in rows:
-        latest[measurement_key(row)] = row
+        latest[key(row)] = row
     if len(latest) < len(rows):
         print(f"note: {path}: {len(rows) - len(latest)} repeated measurement(s); "
               "using the last of each", file=sys.stderr)
