@@ -133,7 +133,7 @@ help:
 	@echo "  make permute       chapter 3 (N-d permutations): every step of it, and PyTorch's"
 	@echo "                     x.permute(perm).contiguous() where torch is, on the named cases"
 	@echo "                     (python -m transpose_lab.permute_cases --list) for each of"
-	@echo "                     PERMUTE_DTYPES (default float32 uint8) -> results/permute.csv"
+	@echo "                     PERMUTE_DTYPES (default float32 uint8) -> results/permute.csv, .png"
 	@echo "  make profile       Nsight Compute metrics of every CUDA step at PROFILE_SIZE (x PROFILE_COLS)"
 	@echo "                     -> results/profile.csv"
 	@echo "  make plots         PNG pictures from the CSV files in results/"
@@ -145,11 +145,13 @@ help:
 	@echo "                     PART= one part (each fits ten minutes; times estimated for one H100):"
 	@echo "                       kernels  run-all, sweep, scaling, bench (every type)   about 8 min"
 	@echo "                       types    dtypes (with PyTorch rows where torch is)     about 4 min"
+	@echo "                       permute  chapter 3's named cases, every type and step"
 	@echo "                       streams  streams, out-of-core, bus-probe               about 8 min"
 	@echo "                       multigpu multigpu on 1, 2, 4, 8 GPUs up to the visible ones"
 	@echo "                                (a machine with several GPUs: its own folder, e.g. h100x4)"
 	@echo "                       profile  Nsight Compute counters                       about 5 min"
-	@echo "                     no PART: all four in turn (cpu-dev: kernels and types, CPU.omp only);"
+	@echo "                     no PART: every part in turn (cpu-dev: kernels, types and permute, the"
+	@echo "                     CPU steps only);"
 	@echo "                     DRY_RUN=1 prints the commands"
 	@echo "  make diff STEP=X   what step X changed against the step before it"
 	@echo "  make exercises     exercises/: every step with its lesson lines taken out (FORCE=1 overwrites)"
@@ -277,6 +279,8 @@ permute: $(if $(NVCC),$(PERMUTE_STEPS),$(PERMUTE_CPU_STEPS)) $(PY_READY)
 	$(OMP_PIN) $(PY) -m transpose_lab.permute_cases --steps $(PERMUTE_STEPS) \
 	  --dtypes $(PERMUTE_DTYPES) $(if $(REPS),--reps $(REPS)) --torch-python $(TORCH_PYTHON) \
 	  --csv $(RESULTS)/permute.csv
+	@if [ -f $(RESULTS)/permute.csv ]; then $(PY) -m transpose_lab.plot_permute \
+	  --csv $(RESULTS)/permute.csv --out $(RESULTS)/permute.png; fi
 
 plots: $(PY_READY)
 	$(PY) -m transpose_lab.make_plots --results $(RESULTS)

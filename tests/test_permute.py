@@ -5,6 +5,7 @@ tests/permute_probe.cpp, which links common/permute.cpp), and the chapter kept a
 matrix targets."""
 import csv
 import itertools
+import math
 import os
 import random
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 
 from conftest import (DTYPES, EXIT_NO_MEMORY, EXIT_SKIPPED, EXIT_USAGE, ROOT, binary,
                       gpu_unavailable_reason, run, steps_from_makefile)
+from transpose_lab import permute_cases
 
 PERMUTE_STEPS = steps_from_makefile("PERMUTE_STEPS")
 PERMUTE_CPU_STEPS = steps_from_makefile("PERMUTE_CPU_STEPS")
@@ -284,6 +286,18 @@ def test_make_diff_of_the_fused_step_is_the_line_that_fuses():
     assert len(code) <= 4, code  # the fusing line and the summary
 
 
+def test_the_named_cases_are_the_layouts_users_move():
+    named = set(permute_cases.CASES.values())
+    for shape, perm in [("64,64,56,56", "0,2,3,1"), ("64,56,56,64", "0,3,1,2"),
+                        ("256,3,224,224", "0,2,3,1"), ("256,224,224,3", "0,3,1,2"),
+                        ("32,512,16,64", "0,2,1,3"), ("4096,64,64", "0,2,1"),
+                        ("4096,3,1000", "0,2,1"), ("4096,17,19", "0,2,1"),
+                        ("512,512,512", "2,1,0")]:
+        assert (shape, perm) in named
+    six = [(s, p) for s, p in named if p == "5,3,1,4,0,2"]
+    assert len(six) == 1 and math.prod(map(int, six[0][0].split(","))) == 1 << 26
+
+
 def test_make_permute_runner_writes_the_cases_to_one_csv(tmp_path):
     csv_path = tmp_path / "permute.csv"
     done = subprocess.run([sys.executable, "-m", "transpose_lab.permute_cases", "--steps",
@@ -295,7 +309,9 @@ def test_make_permute_runner_writes_the_cases_to_one_csv(tmp_path):
         rows = list(csv.DictReader(handle))
     steps = {row["step"] for row in rows}
     assert CPU_STEP in steps and all(row["verified"] == "yes" for row in rows)
-    assert {(row["shape"], row["perm"]) for row in rows} == {("1024x17x19", "0,2,1")}
+    shape, perm = permute_cases.CASES["batched-17x19"]
+    assert {(row["shape"], row["perm"]) for row in rows} == {(permute_cases.shape_column(shape),
+                                                              perm)}
     if gpu_unavailable_reason() is None:
         assert steps == set(PERMUTE_STEPS)
     else:

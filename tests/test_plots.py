@@ -5,6 +5,7 @@ repository root) on the hand-made fixtures in tests/fixtures/, and must write a 
 input must fail with a message naming the file.
 """
 
+import csv
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from transpose_lab import plot_style, report_tables, results_csv
-from transpose_lab.results_csv import COLUMNS, DTYPES, ResultsError, read_results
+from transpose_lab.results_csv import (COLUMNS, DTYPES, PERMUTE_COLUMNS, ResultsError,
+                                       read_permute_results, read_results)
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -27,6 +29,7 @@ SCRIPTS = {
     "plot_profile": "profile.csv",
     "plot_dtypes": "dtypes.csv",
     "plot_multigpu": "multigpu.csv",
+    "plot_permute": "permute.csv",
 }
 
 
@@ -85,7 +88,8 @@ def test_script_rejects_bad_input(script, bad, problem, tmp_path):
 def test_script_rejects_a_short_row(script, tmp_path):
     # Cut a row of the script's own input short: the header is right, line 3 is not.
     lines = fixture_lines(SCRIPTS[script])
-    lines[2] = lines[2].rsplit(",", 3)[0]
+    fields = next(csv.reader([lines[2]]))[:-3]
+    lines[2] = ",".join(f'"{field}"' if "," in field else field for field in fields)
     out = tmp_path / "plot.png"
     result = run_script(script, write_csv(tmp_path / "short.csv", lines), out)
     assert_clean_failure(result, "short.csv", "line 3 has", out)
@@ -123,7 +127,8 @@ def test_script_skips_without_relevant_rows(script, fixture, reason, tmp_path):
 
 @pytest.mark.parametrize("script", [s for s in SCRIPTS if s != "plot_profile"])
 def test_header_only_file_is_skipped(script, tmp_path):
-    csv_path = write_csv(tmp_path / "header_only.csv", [",".join(COLUMNS)])
+    header = PERMUTE_COLUMNS if script == "plot_permute" else COLUMNS
+    csv_path = write_csv(tmp_path / "header_only.csv", [",".join(header)])
     result = run_script(script, csv_path, tmp_path / "plot.png")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("skipped: ")
@@ -188,8 +193,10 @@ def test_read_results_unquotes_fields():
 
 def test_fixture_rows_are_self_consistent():
     # The fixtures stand in for real runs: their numbers must obey the schema's formulas.
-    for name in ("run_all.csv", "sweep.csv", "scaling.csv", "dtypes.csv", "multigpu.csv"):
-        for row in read_results(FIXTURES / name):
+    for name in ("run_all.csv", "sweep.csv", "scaling.csv", "dtypes.csv", "multigpu.csv",
+                 "permute.csv"):
+        read = read_permute_results if name == "permute.csv" else read_results
+        for row in read(FIXTURES / name):
             assert row["elem_bytes"] == DTYPES[row["dtype"]]
             traffic = 2 * row["rows"] * row["cols"] * row["elem_bytes"]
             assert row["gbps"] == pytest.approx(traffic / row["median_ms"] / 1e6, rel=1e-3)
@@ -533,3 +540,27 @@ def test_multigpu_table_keeps_the_peer_exchange_apart(tmp_path):
     modes = [line.split("|")[2].strip() for line in table.read_text().splitlines()[2:]]
     assert modes.count("single-process peer") == len(peer) > 0
     assert modes.count("single-process") == len(modes) - len(peer) - modes.count("mpi")
+
+
+# --- Chapter 3's picture.
+
+def test_permute_plot_leaves_a_wrong_result_out_and_reads_a_matrix_csv_as_an_error(tmp_path):
+    lines = fixture_lines("permute.csv")
+    wrong = [line.replace(",yes,", ",no,") if line.startswith("PERMUTE.v3_tiled,") else line
+             for line in lines]
+    result = run_script("plot_permute", write_csv(tmp_path / "wrong.csv", wrong),
+                        tmp_path / "plot.png")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("PERMUTE.v3_tiled kernel") == 6  # 3 cases x 2 types
+    assert "failed verification" in result.stderr
+    result = run_script("plot_permute", FIXTURES / "run_all.csv", tmp_path / "matrix.png")
+    assert result.returncode == 1 and "shape, perm" in result.stderr
+
+
+def test_two_cases_of_one_matrix_shape_are_two_measurements():
+    from transpose_lab.plot_permute import case_key
+    rows = read_permute_results(FIXTURES / "permute.csv")
+    assert len({case_key(row) for row in rows}) == len(rows)
+    first = dict(rows[0])
+    other = dict(first, shape="x".join(reversed(first["shape"].split("x"))))
+    assert case_key(first) != case_key(other)

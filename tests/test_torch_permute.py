@@ -12,9 +12,8 @@ import pytest
 from conftest import (DTYPES, ELEM_BYTES, EXIT_SKIPPED, EXIT_USAGE, ROOT, gpu_unavailable_reason,
                       run_torch_or_skip, torch_importable, torch_reference)
 from test_permute import BAD_INPUT, CASES, CPU_STEP, case_id, elements, random_cases
-from transpose_lab.results_csv import COLUMNS
+from transpose_lab.results_csv import COLUMNS, PERMUTE_COLUMNS
 
-PERMUTE_COLUMNS = COLUMNS + ["shape", "perm"]
 # The chapter's bad input that is about --shape and --perm (the rest are the steps' own options).
 SHAPE_AND_PERM_BAD_INPUT = [(arguments, reason) for arguments, reason in BAD_INPUT
                             if set(arguments[::2]) <= {"--shape", "--perm"}]

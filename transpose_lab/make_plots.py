@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import (plot_bandwidth, plot_dtypes, plot_e2e, plot_multigpu, plot_profile,
+from . import (plot_bandwidth, plot_dtypes, plot_e2e, plot_multigpu, plot_permute, plot_profile,
                plot_progression, plot_scaling)
 
 # the plot, the CSV it reads, the PNG it writes, the make target that writes the CSV
@@ -24,6 +24,7 @@ PICTURES = [
     (plot_dtypes, "dtypes.csv", "dtypes.png", "make dtypes"),
     (plot_dtypes, "types.csv", "dtypes.png", "make reference PART=types"),
     (plot_multigpu, "multigpu.csv", "multigpu.png", "make multigpu"),
+    (plot_permute, "permute.csv", "permute.png", "make permute"),
 ]
 
 

@@ -21,13 +21,21 @@ from transpose_lab import lab, torch_reference
 from transpose_lab.report_tables import format_text
 from transpose_lab.run_steps import fresh_csv, report_problems, run_program, run_step
 
-# The named cases: (shape, perm), as --shape and --perm take them.
+# The named cases: (shape, perm), as --shape and --perm take them. The layouts users move every
+# day: images between NCHW and NHWC, attention heads, batches of small matrices (one of them
+# with a 3-element side), the 3-D FFT's axis swap, and a 6-d permutation of every axis.
 CASES = {
     "nchw-to-nhwc": ("64,64,56,56", "0,2,3,1"),
+    "nhwc-to-nchw": ("64,56,56,64", "0,3,1,2"),
+    "nchw-to-nhwc-rgb": ("256,3,224,224", "0,2,3,1"),
+    "nhwc-to-nchw-rgb": ("256,224,224,3", "0,3,1,2"),
+    "attention-heads": ("32,512,16,64", "0,2,1,3"),
+    "batched-64x64": ("4096,64,64", "0,2,1"),
+    "batched-3x1000": ("4096,3,1000", "0,2,1"),
+    "batched-17x19": ("4096,17,19", "0,2,1"),
     "reverse-512^3": ("512,512,512", "2,1,0"),
     "reverse-96^4": ("96,96,96,96", "3,2,1,0"),
-    "batched-17x19": ("1024,17,19", "0,2,1"),
-    "attention-heads": ("8,512,16,64", "0,2,1,3"),
+    "six-axes": ("16,32,16,32,16,16", "5,3,1,4,0,2"),
 }
 
 

@@ -46,8 +46,10 @@ GPU_PARTS = {
     "types": [
         ("dtypes", {"REPS": REFERENCE_REPS}, {"dtypes.csv": "types.csv",
                                                "dtypes.png": "dtypes.png"}),
+    ],
+    "permute": [
         ("permute", {"REPS": REFERENCE_REPS, "PERMUTE_DTYPES": DTYPES},
-         {"permute.csv": "permute.csv"}),
+         {"permute.csv": "permute.csv", "permute.png": "permute.png"}),
     ],
     "streams": [
         ("streams", {}, {"streams.csv": "streams.csv", "streams_timeline.csv":
@@ -78,8 +80,10 @@ CPU_PARTS = {
     "types": [
         ("dtypes", {**CPU_ONLY, "DTYPES_STEPS": "CPU.omp"},
          {"dtypes.csv": "types.csv", "dtypes.png": "dtypes.png"}),
+    ],
+    "permute": [
         ("permute", {**CPU_ONLY, "PERMUTE_STEPS": "PERMUTE.omp", "PERMUTE_DTYPES": DTYPES},
-         {"permute.csv": "permute.csv"}),
+         {"permute.csv": "permute.csv", "permute.png": "permute.png"}),
     ],
 }
 PARTS = list(GPU_PARTS)

@@ -255,6 +255,17 @@ def read_results(path):
                           earlier_columns=EARLIER_COLUMNS)
 
 
+# Chapter 3's rows add the tensor and its permutation (common/permute.cpp's kPermuteCsvColumns).
+TENSOR_COLUMNS = ["shape", "perm"]
+PERMUTE_COLUMNS = COLUMNS + TENSOR_COLUMNS
+
+
+def read_permute_results(path):
+    """Chapter 3's measurements (make permute): read_results' rows, with the tensor's shape
+    ('64x64x56x56') and perm ('0,2,3,1') as text."""
+    return read_csv_table(path, PERMUTE_COLUMNS, RESULT_CONVERTERS, elem_bytes_match_dtype)
+
+
 def read_profile(path):
     """The profiled kernels in a profile CSV (PROFILE_COLUMNS): one dict per row, elem_bytes, rows
     and cols ints, dtype one of DTYPES, every counter a float."""

@@ -46,7 +46,7 @@ import sys
 import time
 from pathlib import Path
 
-from .results_csv import COLUMNS, DTYPES, positive_int
+from .results_csv import COLUMNS, DTYPES, PERMUTE_COLUMNS, positive_int
 
 STEP = "PyTorch"
 NAME = "PyTorch reference"  # how its one-line messages start
@@ -57,7 +57,6 @@ MATRIX_ROW = ("t().contiguous()",
 PERMUTE_ROW = ("permute().contiguous()",
                "reference: PyTorch x.permute(perm).contiguous() (the permutation a PyTorch user "
                "gets)")
-PERMUTE_COLUMNS = ["shape", "perm"]  # after COLUMNS, as common/permute.cpp's kPermuteCsvColumns
 MAX_RANK = 8  # axes, as common/permute.hpp's kMaxPermuteRank
 MAX_BYTES = 1 << 62  # input and output together, as common/permute.cpp: far from int64 overflow
 DEFAULT_REPS = 50  # as the GPU steps (common/config.hpp)
@@ -165,7 +164,7 @@ class Problem:
         # A step along output axis k is a step along input axis perm[k]: its stride in x's storage.
         self.source_strides = tuple(strides[axis] for axis in self.perm)
         self.variant, self.summary = MATRIX_ROW if matrix else PERMUTE_ROW
-        self.columns = COLUMNS if matrix else COLUMNS + PERMUTE_COLUMNS
+        self.columns = COLUMNS if matrix else PERMUTE_COLUMNS
         self.view_text = "x.t()" if matrix else f"x.permute({self.perm_text()})"
 
     def shape_text(self, shape=None):
