@@ -1052,7 +1052,8 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
   auto peer_copy = [&] { enqueue_peer_copy(team); };
   const auto warm_start = std::chrono::steady_clock::now();
   for (int i = 0;
-       rank0_says(i < lab::kWarmupRuns || lab::elapsed_ms(warm_start) < lab::kMinWarmupMs); ++i) {
+       rank0_says(i < lab::kWarmupRuns || lab::elapsed_ms(warm_start) < lab::min_warmup_ms());
+       ++i) {
     timed_run(team, buffers, step);
     timed_run(team, buffers, ceiling);
     if (peer) timed_run(team, buffers, peer_copy);

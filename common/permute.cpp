@@ -12,6 +12,7 @@
 
 #include "cli.hpp"
 #include "config.hpp"
+#include "timer.hpp"
 
 namespace lab {
 namespace {
@@ -392,7 +393,7 @@ std::string tensor_line(const Permutation& p, const Dtype& type, int reps, const
                 "of warm-up",
                 p.shape_text().c_str(), p.perm_text().c_str(), out_shape.shape_text().c_str(),
                 type.name, static_cast<double>(p.elements()) * type.bytes / 1048576.0, reps, runs,
-                kMinWarmupMs);
+                min_warmup_ms());
   return line;
 }
 

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "config.hpp"
+#include "timer.hpp"
 
 namespace lab {
 
@@ -107,7 +108,7 @@ std::string matrix_line(std::int64_t rows, std::int64_t cols, const char* dtype,
                 "warm-up",
                 static_cast<long long>(rows), static_cast<long long>(cols), dtype,
                 static_cast<double>(rows) * static_cast<double>(cols) * elem_bytes / 1048576.0,
-                reps, runs, kMinWarmupMs);
+                reps, runs, min_warmup_ms());
   return line;
 }
 

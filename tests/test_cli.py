@@ -1,9 +1,14 @@
 """Bad input gets a usage message on stderr and exit 2, with nothing on stdout that looks like a
 result; --help prints usage and exits 0. Every step shares the parser, so every built step is
 checked (the CUDA ones too: parsing comes before looking for a device)."""
+import os
+import subprocess
+import sys
+
 import pytest
 
-from conftest import CPU_STEPS, CUDA_STEPS, DTYPES, EXIT_SKIPPED, EXIT_USAGE, binary, run
+from conftest import (CPU_STEPS, CUDA_STEPS, DTYPES, EXIT_SKIPPED, EXIT_USAGE, ROOT,
+                      WARMUP_VARIABLE, binary, run)
 
 BAD_ARGUMENTS = [
     ["abc"], ["12x"], ["0"], ["-5"], ["64", "0"], ["64", "-1"], ["1e3"], ["64", "64", "64"],
@@ -111,3 +116,39 @@ def test_the_copy_step_takes_every_dtype(dtype):
 def test_the_copy_step_says_it_copies():
     needs_built("CUDA.copy")
     assert "Copies a ROWS x COLS matrix" in run("CUDA.copy", "--help").stdout
+
+
+# ---- The warm-up's minimum: the lab's, unless LAB_WARMUP_MS sets it (the tests set it to 0).
+
+def test_the_tests_run_without_the_warm_up_minimum_and_the_programs_say_so():
+    assert os.environ[WARMUP_VARIABLE] == "0"
+    done = run(CPU_STEPS[0], 33, 65, "--reps", 1)
+    assert done.returncode == 0, done.stderr
+    assert "after >= 0 ms of warm-up" in done.stdout
+    done = run(CPU_STEPS[0], 33, 65, "--reps", 1, env_extra={WARMUP_VARIABLE: "150"})
+    assert "after >= 150 ms of warm-up" in done.stdout
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "60001", ""])
+@pytest.mark.parametrize("program", [CPU_STEPS[0], "PERMUTE.omp"])
+def test_a_bad_warm_up_is_one_line_and_exit_2(program, value):
+    done = run(program, 33, 65, "--reps", 1, env_extra={WARMUP_VARIABLE: value})
+    assert done.returncode == EXIT_USAGE
+    assert done.stderr.strip() == (f"error: {WARMUP_VARIABLE}={value}: use milliseconds from 0 "
+                                   "to 60000")
+
+
+def test_a_bad_warm_up_is_refused_by_the_pytorch_row_before_torch(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "transpose_lab.torch_reference", "--rows", "4",
+                           "--cols", "4", "--csv", tmp_path / "t.csv"], capture_output=True,
+                          text=True, cwd=ROOT,
+                          env=dict(os.environ, **{WARMUP_VARIABLE: "x"}), timeout=120)
+    assert done.returncode == EXIT_USAGE
+    assert done.stderr.strip() == f"error: {WARMUP_VARIABLE}=x: use milliseconds from 0 to 60000"
+    assert not (tmp_path / "t.csv").exists()
+
+
+def test_measuring_runs_take_the_labs_warm_up():
+    from transpose_lab.lab import measuring_environment
+    assert WARMUP_VARIABLE not in measuring_environment()
+    assert measuring_environment({"NCCL_NVLS_ENABLE": "0"})["NCCL_NVLS_ENABLE"] == "0"

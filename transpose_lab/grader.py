@@ -44,7 +44,7 @@ from pathlib import Path
 
 from .results_csv import CPU_KINDS, GPU_KINDS, ResultsError, read_results
 
-from transpose_lab.lab import ROOT  # noqa: E402
+from transpose_lab.lab import ROOT, measuring_environment  # noqa: E402
 from transpose_lab.lab import steps as lab_steps  # noqa: E402
 EXPECTED_DIR = ROOT / "docs" / "expected"
 SOURCES = ("transpose.cu", "transpose.cpp")
@@ -92,11 +92,11 @@ class Outcome:
     seconds: float
 
 
-def run_program(command, timeout, cwd=None):
+def run_program(command, timeout, cwd=None, env=None):
     """Runs a command in its own process group; on timeout kills that group (and only it)."""
     start = time.monotonic()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               cwd=cwd, start_new_session=True)
+                               cwd=cwd, env=env, start_new_session=True)
     try:
         out, err = process.communicate(timeout=timeout)
         code = process.returncode
@@ -322,7 +322,8 @@ def speed(step, program, kind, expected_dir=EXPECTED_DIR, extra=()):
     with tempfile.TemporaryDirectory() as scratch:
         csv_path = Path(scratch) / "speed.csv"
         done = run_program([str(program), *map(str, SPEED_SHAPE), "--dtype", SPEED_DTYPE,
-                            "--csv", str(csv_path), *extra], TIMEOUT_S)
+                            "--csv", str(csv_path), *extra], TIMEOUT_S,
+                           env=measuring_environment())
         name = f"{shape_name(SPEED_SHAPE)} {SPEED_DTYPE}"
         if done.returncode is None:
             return [Check("FAIL", "speed", name, f"did not finish in {TIMEOUT_S} s")]

@@ -3,6 +3,7 @@ top Makefile declares the lists, each step's Makefile its STEP_KIND, STEP_KERNEL
 element types (common/dtypes.def, which common/dtype.cpp and common/step.mk read too). Written
 once there, read here: no tool names a step or a type."""
 import functools
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -20,6 +21,22 @@ def _read_dtypes():
 DTYPES = [name for name, _ in _read_dtypes()]  # uint8, float16, ... as --dtype takes them
 ELEM_BYTES = dict(_read_dtypes())
 DEFAULT_DTYPE = "float32"
+
+
+def _config_text(name):
+    """A string constant of common/config.hpp (constexpr const char* NAME = "...")."""
+    text = (ROOT / "common" / "config.hpp").read_text()
+    return re.search(rf'\b{name}\s*=\s*"([^"]*)"', text).group(1)
+
+
+# The variable that sets the programs' warm-up minimum (the tests set it to 0).
+WARMUP_VARIABLE = _config_text("kWarmupVariable")
+
+
+def measuring_environment(extra=None):
+    """The environment for a run that measures (a reference run, the grader's speed check): this
+    one, with `extra` set and the warm-up as the lab defines it (WARMUP_VARIABLE left out)."""
+    return {**{k: v for k, v in os.environ.items() if k != WARMUP_VARIABLE}, **(extra or {})}
 
 
 def _make_print(folder, variable, extra_makefiles=()):

@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from transpose_lab.lab import DTYPES as _DTYPES, ROOT  # noqa: E402
+from transpose_lab.lab import DTYPES as _DTYPES, ROOT, measuring_environment  # noqa: E402
 DTYPES = " ".join(_DTYPES)
 
 # part -> [(make target, extra make variables, {file the target writes: its name here})]
@@ -195,7 +195,7 @@ def run_part(part, steps, out, dry_run):
         started = time.monotonic()
         with open(log, "w") as f:
             status = subprocess.run(command, stdout=f, stderr=subprocess.STDOUT,
-                                    env={**os.environ, **ENVIRONMENT}).returncode
+                                    env=measuring_environment(ENVIRONMENT)).returncode
         seconds = time.monotonic() - started
         print(f"[{part}] make {target}: {seconds:.0f} s, exit {status}", flush=True)
         with open(log, "a") as f:

@@ -41,11 +41,13 @@ line); 3 out of device memory; 77 skipped (torch not importable, or no CUDA devi
 import argparse
 import csv
 import math
+import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
+from .lab import WARMUP_VARIABLE
 from .results_csv import COLUMNS, DTYPES, PERMUTE_COLUMNS, positive_int
 
 STEP = "PyTorch"
@@ -62,6 +64,7 @@ MAX_BYTES = 1 << 62  # input and output together, as common/permute.cpp: far fro
 DEFAULT_REPS = 50  # as the GPU steps (common/config.hpp)
 MAX_REPS = 100000
 WARMUP_RUNS, MIN_WARMUP_MS = 2, 200.0  # as common/config.hpp: clocks ramp up when work starts
+MAX_WARMUP_MS = 60000.0  # as common/config.hpp's kMaxWarmupMs
 FALLBACK_L2_BYTES = 128 << 20  # where torch does not report the L2 size: more than any L2 today
 SPIN_CYCLES = 200_000  # about 0.1 ms of GPU clock: longer than Python takes to enqueue a call
 GATHER_CHUNK = 1 << 25  # output elements compared at a time: bounds the index tensors' memory
@@ -74,6 +77,22 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message):
         print(f"{NAME}: error: {message} (--help for usage)", file=sys.stderr)
         sys.exit(EXIT_USAGE)
+
+
+def min_warmup_ms():
+    """MIN_WARMUP_MS, or what LAB_WARMUP_MS says, as the steps read it (a bad value: exit 2)."""
+    setting = os.environ.get(WARMUP_VARIABLE)
+    if setting is None:
+        return MIN_WARMUP_MS
+    try:
+        ms = float(setting)
+    except ValueError:
+        ms = -1.0
+    if not 0.0 <= ms <= MAX_WARMUP_MS:
+        print(f"error: {WARMUP_VARIABLE}={setting}: use milliseconds from 0 to "
+              f"{MAX_WARMUP_MS:.0f}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+    return ms
 
 
 def fields_of(text, flag):
@@ -390,8 +409,8 @@ class Reference(Checker):
         after warm-up; the L2 is flushed before each timed piece, outside the events.
         before_last(i), if given, runs ahead of piece i's last timed run (outside the events)."""
         torch = self.torch
-        start_time, runs = time.perf_counter(), 0
-        while runs < WARMUP_RUNS or (time.perf_counter() - start_time) * 1e3 < MIN_WARMUP_MS:
+        start_time, runs, minimum_ms = time.perf_counter(), 0, min_warmup_ms()
+        while runs < WARMUP_RUNS or (time.perf_counter() - start_time) * 1e3 < minimum_ms:
             for piece in work:
                 piece()
             torch.cuda.synchronize()
@@ -489,6 +508,7 @@ class VerificationFailed(Exception):
 
 def main(argv=None):
     args = parse_args(argv)
+    min_warmup_ms()  # a bad LAB_WARMUP_MS is bad input: refused before torch or a GPU
     problem = args.problem
     try:
         import torch
