@@ -31,9 +31,13 @@
 //          partly costs memory as much as a whole one or more. So a band's blocks are gathered on
 //          the stack (in L1, at most 8 KiB), and every output row leaves that tile as whole lines,
 //          as the other sizes' rows do.
+//          Rows not a multiple of a line (8191 x 8193) put output rows anywhere in a line: there
+//          each band's piece of an output row is shifted to start on a line (Stores::kSheared),
+//          so that every line is written whole by one band and can still stream.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "../common/cpu_step.hpp"
@@ -83,6 +87,10 @@ struct Layout {
   static constexpr int kBandRows =
       std::max<int>(kBlockRows, ::kBandRows * sizeof(float) / sizeof(T));
   static constexpr int kChunkCols = ::kChunkCols * sizeof(float) / sizeof(T);
+  // Rows not a multiple of a line, with streaming stores (transpose_tile_sheared): each band also
+  // reads the next band's first line of rows, so it is taller, to read those rows again less
+  // often: 1/8 more reads for floats, 1/2 for bytes (whose band is already 128 rows).
+  static constexpr int kShearedBandRows = std::max(kBandRows, 128);
   static constexpr int kPrefetchElements = kPrefetchFloats * sizeof(float) / sizeof(T);
   static_assert(kBandRows % kBlockRows == 0 && sizeof(T) % kLaneBytes == 0);
   // A step that fetches its input ahead has a next step: its output lines are in the matrix.
@@ -193,6 +201,16 @@ inline void prefetch_line(const void* p) {
 }
 
 #if defined(LAB_VECTOR_BLOCKS)
+// How a band writes its output rows. kStreaming: every output row's piece starts on a line (rows
+// a multiple of a line), so its lines stream whole. kSheared (8191 x 8193): rows start anywhere
+// in a line, so a band's rectangle of rows would share a line with the band above and the band
+// below in every output row; those halves, written with plain stores by two threads, cost a read
+// for ownership and a second write of the line each (it ran slower than plain stores throughout).
+// So each band writes the same count of elements of each output row, shifted to start on that
+// row's first line boundary at or after the band's first row (transpose_tile_sheared): every line
+// is one band's, written whole.
+enum class Stores { kPlain, kStreaming, kSheared };
+
 // One vector of an output row. Streaming needs dst aligned to the vector. The streaming store
 // moves the vector's bytes as floats, whatever the element: a transpose moves bits.
 template <class T, bool kStreaming>
@@ -203,6 +221,22 @@ inline void store_row(T* dst, const typename Vector<T>::Row& v) {
   } else {
     std::memcpy(dst, &v, sizeof v);
   }
+}
+
+// count elements from src to dst: the whole lines with streaming stores, the partial lines at
+// either end (the matrix's first and last line of each output row) with plain ones.
+template <class T>
+inline void write_lines(T* dst, const T* src, Index count) {
+  constexpr int kLine = 64, kStreamBytes = lab::kStreamFloats * sizeof(float);
+  auto* out = reinterpret_cast<unsigned char*>(dst);
+  const auto* in = reinterpret_cast<const unsigned char*>(src);
+  const Index bytes = count * static_cast<Index>(sizeof(T));
+  const Index head = std::min<Index>(bytes, -reinterpret_cast<std::uintptr_t>(out) % kLine);
+  const Index lines_end = head + (bytes - head) / kLine * kLine;
+  std::memcpy(out, in, head);
+  for (Index k = head; k < lines_end; k += kStreamBytes)
+    lab::stream_vector(reinterpret_cast<float*>(out + k), reinterpret_cast<const float*>(in + k));
+  std::memcpy(out + lines_end, in + lines_end, bytes - lines_end);
 }
 
 // kBlocks blocks of kElements input rows x kElements columns (in, row stride cols) -> kElements
@@ -292,6 +326,34 @@ constexpr int small_block_column(int g, int l) {
   return l * 8 + (g >> 1 & 1) * 4 + (g & 1) * 2 + (g >> 2);
 }
 
+// One block (kBlockRows input rows at in, row stride cols, one vector each) transposed into
+// elements [first, first + kBlockRows) of each of the kBlockCols output rows in stage.
+template <class T, bool kPrefetch, int kStageRows>
+inline void stage_block(const T* in, Index cols, T (&stage)[Layout<T>::kBlockCols][kStageRows],
+                        int first) {
+  using L = Layout<T>;
+  using Row = std::conditional_t<L::kSmall, FloatRow, typename Vector<T>::Row>;
+  Row v[L::kBlockRows];
+#pragma GCC unroll 16
+  for (int i = 0; i < L::kBlockRows; ++i) {
+    std::memcpy(&v[i], in + i * cols, sizeof(Row));
+    if constexpr (kPrefetch) prefetch_line<false>(in + i * cols + L::kPrefetchElements);
+  }
+  if constexpr (L::kSmall) {
+    transpose_small_block<T>(v);
+#pragma GCC unroll 16
+    for (int g = 0; g < L::kBlockRows; ++g)
+#pragma GCC unroll 4
+      for (int l = 0; l < kVectorBytes / 16; ++l)
+        std::memcpy(&stage[small_block_column<T>(g, l)][first],
+                    reinterpret_cast<const unsigned char*>(&v[g]) + l * 16, 16);
+  } else {
+    transpose_lanes<T>(v);
+#pragma GCC unroll 16
+    for (int j = 0; j < L::kBlockCols; ++j) std::memcpy(&stage[j][first], &v[j], sizeof(Row));
+  }
+}
+
 // kBlocks small blocks stacked (kBlocks * 16 bytes of each output row): their 16-byte pieces are
 // gathered by output row on the stack (in L1), then each output row is written as whole vectors,
 // as transpose_band_block does; a single block (the bottom edge) writes its 16 bytes with plain
@@ -304,7 +366,8 @@ template <class T, int kBlocks, bool kStreaming, bool kPrefetch>
 inline void transpose_band_small(const T* in, Index cols, T* out, Index rows) {
   using L = Layout<T>;
   constexpr int kRowBytes = kBlocks * 16;
-  alignas(64) unsigned char stage[L::kBlockCols][kRowBytes];
+  constexpr int kStageRows = kBlocks * L::kBlockRows;
+  alignas(64) T stage[L::kBlockCols][kStageRows];
   if constexpr (kPrefetch && !kStreaming) {
     const T* next = out + L::kBlockCols * rows;
 #pragma GCC unroll 1
@@ -315,29 +378,15 @@ inline void transpose_band_small(const T* in, Index cols, T* out, Index rows) {
   }
   // One block at a time: a band's eight blocks unrolled are many KiB of code.
 #pragma GCC unroll 1
-  for (int b = 0; b < kBlocks; ++b) {
-    FloatRow v[L::kBlockRows];
-#pragma GCC unroll 16
-    for (int i = 0; i < L::kBlockRows; ++i) {
-      const T* row = in + (b * L::kBlockRows + i) * cols;
-      std::memcpy(&v[i], row, sizeof(FloatRow));
-      if constexpr (kPrefetch) prefetch_line<false>(row + L::kPrefetchElements);
-    }
-    transpose_small_block<T>(v);
-#pragma GCC unroll 16
-    for (int g = 0; g < L::kBlockRows; ++g)
-#pragma GCC unroll 4
-      for (int l = 0; l < kVectorBytes / 16; ++l)
-        std::memcpy(&stage[small_block_column<T>(g, l)][b * 16],
-                    reinterpret_cast<const unsigned char*>(&v[g]) + l * 16, 16);
-  }
+  for (int b = 0; b < kBlocks; ++b)
+    stage_block<T, kPrefetch>(in + b * L::kBlockRows * cols, cols, stage, b * L::kBlockRows);
 #pragma GCC unroll 64
   for (int c = 0; c < L::kBlockCols; ++c) {
     if constexpr (kRowBytes % kVectorBytes == 0) {
 #pragma GCC unroll 8
       for (int k = 0; k < kRowBytes / kVectorBytes; ++k) {
         typename Vector<T>::Row x;
-        std::memcpy(&x, &stage[c][k * kVectorBytes], sizeof x);
+        std::memcpy(&x, &stage[c][k * L::kElements], sizeof x);
         store_row<T, kStreaming>(out + c * rows + k * L::kElements, x);
       }
     } else {
@@ -394,6 +443,65 @@ void transpose_tile(const T* in, T* out, Index rows, Index cols, const Tile& til
     for (int c = rr < r ? whole_cols : 0; c < tile.c_count; ++c)
       tile_out[c * rows + rr] = tile_in[rr * cols + c];
 }
+// kSheared (above): each band writes kShearedBandRows elements of every output row from that row's
+// first line boundary at or after the band's first row (the first band from row 0, the last to
+// the matrix's end), so it reads the next kLine rows too: their lines are in cache, read at the
+// same time by the thread on the next band. Blocks go into a stage in L1, the rows below the last
+// whole block element by element, and each output row's window leaves the stage as whole lines.
+template <class T>
+void transpose_tile_sheared(const T* in, T* out, Index rows, Index cols, const Tile& tile) {
+  using L = Layout<T>;
+  constexpr int kLine = 64 / sizeof(T);  // elements per line
+  constexpr int kStageRows = L::kShearedBandRows + kLine;
+  static_assert(kStageRows % L::kBlockRows == 0);
+  const T* tile_in = in + tile.r0 * cols + tile.c0;
+  const int have = static_cast<int>(std::min<Index>(kStageRows, rows - tile.r0));
+  const int whole_rows = have / L::kBlockRows * L::kBlockRows;
+  // The elements of output row `column` this band writes: [lo, hi) of the matrix's rows. Bands
+  // start kBandRows apart, a multiple of a line, so a row's shift is the same in every band.
+  auto window = [&](Index column, Index& lo, Index& hi) {
+    const T* start = out + column * rows + tile.r0;
+    const Index shift = -reinterpret_cast<std::uintptr_t>(start) % 64 / sizeof(T);
+    lo = tile.r0 == 0 ? 0 : tile.r0 + shift;
+    hi = std::min<Index>(rows, tile.r0 + L::kShearedBandRows + shift);
+  };
+  const Index ahead_in_row = cols - tile.c0 - L::kPrefetchElements;
+  const int prefetch_end = static_cast<int>(std::min<Index>(tile.c_count, ahead_in_row));
+  const int whole_cols = tile.c_count / L::kBlockCols * L::kBlockCols;
+  // Two stages: each step writes out the stage the step before filled. Read back at once, a
+  // stage's loads would wait for its stores, and those wait behind the streaming stores ahead of
+  // them: reads and writes would take turns instead of overlapping.
+  alignas(64) T stage[2][L::kBlockCols][kStageRows];
+  for (int c = 0, step = 0; c <= whole_cols; c += L::kBlockCols, ++step) {
+    if (c < whole_cols) {
+      auto& fill = stage[step & 1];
+      const bool prefetch = c + L::kBlockCols <= prefetch_end;
+#pragma GCC unroll 1
+      for (int r = 0; r < whole_rows; r += L::kBlockRows) {
+        if (prefetch)
+          stage_block<T, true>(tile_in + r * cols + c, cols, fill, r);
+        else
+          stage_block<T, false>(tile_in + r * cols + c, cols, fill, r);
+      }
+      for (int r = whole_rows; r < have; ++r)
+        for (int j = 0; j < L::kBlockCols; ++j) fill[j][r] = tile_in[r * cols + c + j];
+    }
+    if (c == 0) continue;
+    const auto& filled = stage[(step - 1) & 1];
+    for (int j = 0; j < L::kBlockCols; ++j) {
+      const Index column = tile.c0 + c - L::kBlockCols + j;
+      Index lo, hi;
+      window(column, lo, hi);
+      if (lo < hi) write_lines(out + column * rows + lo, filled[j] + (lo - tile.r0), hi - lo);
+    }
+  }
+  // Columns past the last whole vector, element by element (plain stores).
+  for (int c = whole_cols; c < tile.c_count; ++c) {
+    Index lo, hi;
+    window(tile.c0 + c, lo, hi);
+    for (Index r = lo; r < hi; ++r) out[(tile.c0 + c) * rows + r] = in[r * cols + tile.c0 + c];
+  }
+}
 #endif
 
 // Without GCC or Clang vector types: the same bands, round robin, chunk by chunk, moved one
@@ -416,21 +524,27 @@ void transpose_bands_scalar(const T* in, T* out, Index rows, Index cols) {
 }
 
 #if defined(LAB_VECTOR_BLOCKS)
-// Streaming stores need every output row's vectors aligned: the output 64-byte aligned (the
-// harness allocates it so) and rows a multiple of the vector. Otherwise plain stores.
+// Streaming stores, by the rule the copy ceiling follows, need the output 64-byte aligned (the
+// harness allocates it so); whole pieces stream when every output row starts on a line.
+template <class T>
+Stores stores_for(Index rows, Index cols, const void* out) {
+  if (reinterpret_cast<std::uintptr_t>(out) % 64 != 0 ||
+      !lab::use_streaming_stores(2 * lab::matrix_bytes(rows, cols, sizeof(T))))
+    return Stores::kPlain;
+  return rows * sizeof(T) % 64 == 0 ? Stores::kStreaming : Stores::kSheared;
+}
+
 template <class T>
 bool streams_stores(Index rows, Index cols, const void* out) {
-  const bool aligned =
-      rows % Layout<T>::kElements == 0 && reinterpret_cast<std::uintptr_t>(out) % kVectorBytes == 0;
-  return aligned && lab::use_streaming_stores(2 * lab::matrix_bytes(rows, cols, sizeof(T)));
+  return stores_for<T>(rows, cols, out) != Stores::kPlain;
 }
 
 template <class T>
 void transpose_bands_simd(const T* in, T* out, Index rows, Index cols) {
   using L = Layout<T>;
   const Index chunks = (cols + L::kChunkCols - 1) / L::kChunkCols;
-  const bool streaming = streams_stores<T>(rows, cols, out);
-  constexpr int band_rows = L::kBandRows;
+  const Stores stores = stores_for<T>(rows, cols, out);
+  const int band_rows = stores == Stores::kSheared ? L::kShearedBandRows : L::kBandRows;
   const Index bands = (rows + band_rows - 1) / band_rows;
 #pragma omp parallel
   {
@@ -444,8 +558,10 @@ void transpose_bands_simd(const T* in, T* out, Index rows, Index cols) {
             band * band_rows, chunk * L::kChunkCols,
             static_cast<int>(std::min<Index>(band_rows, rows - band * band_rows)),
             static_cast<int>(std::min<Index>(L::kChunkCols, cols - chunk * L::kChunkCols))};
-        if (streaming)
+        if (stores == Stores::kStreaming)
           transpose_tile<T, true>(in, out, rows, cols, tile);
+        else if (stores == Stores::kSheared)
+          transpose_tile_sheared<T>(in, out, rows, cols, tile);
         else
           transpose_tile<T, false>(in, out, rows, cols, tile);
       }
