@@ -140,7 +140,9 @@ def machine_txt(found, parts_done):
         gpu = memory = driver = "none"
     nvcc = os.environ.get("NVCC") or "nvcc"
     commit = _first_line(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
-    dirty = _first_line(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"])
+    # Changes to the lab itself, not to docs/results (which this run is rewriting).
+    dirty = _first_line(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no",
+                         "--", ".", ":(exclude)docs/results"])
     if commit != "unknown" and dirty != "unknown":
         commit += " (with uncommitted changes)"
     if commit == "unknown":  # a copy of the tree without git: whoever copied it may say
