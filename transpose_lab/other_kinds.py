@@ -223,7 +223,8 @@ def main(argv=None):
                         help="multigpu: element types")
     parser.add_argument("--gpu-counts", nargs="+", type=positive_int,
                         help="multigpu: GPU counts (default: 1, 2, 4, 8 up to the visible GPUs)")
-    parser.add_argument("--exchanges", nargs="+", choices=["nccl", "peer"], default=["nccl", "peer"],
+    parser.add_argument("--exchanges", nargs="+", choices=["nccl", "peer"],
+                        default=["nccl", "peer"],
                         help="multigpu: the step's --exchange values (peer: on 2 GPUs or more)")
     parser.add_argument("--reps", type=positive_int, help="multigpu: timed runs of each program")
     args = parser.parse_args(argv)

@@ -31,6 +31,7 @@ from .results_csv import DEFAULT_DTYPE, DTYPES, ResultsError, read_results
 
 from transpose_lab.lab import ROOT  # noqa: E402  the lab: one folder per step
 EXIT_USAGE = 2
+EXIT_NO_MEMORY = 3  # the matrices do not fit this machine (common/config.hpp): said, not a failure
 EXIT_SKIPPED = 77
 NOT_SUPPORTED_MARK = "does not support"  # a step's one line for an element type it refuses
 
@@ -51,6 +52,8 @@ def classify(step, returncode, stderr):
         return StepRun(step, "ok")
     if returncode == EXIT_SKIPPED:  # the program's own line says why
         return StepRun(step, "skipped", last_line.split("skipped: ", 1)[-1])
+    if returncode == EXIT_NO_MEMORY:  # a shape too large for this machine, said in one line
+        return StepRun(step, "skipped", last_line)
     refusal = next((line for line in lines if NOT_SUPPORTED_MARK in line), None)
     if returncode == EXIT_USAGE and refusal is not None:
         return StepRun(step, "n/a", refusal.strip())
