@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from transpose_lab.lab import DTYPES, ELEM_BYTES, ROOT, WARMUP_VARIABLE  # noqa: E402
+from transpose_lab.lab import (DTYPES, ELEM_BYTES, EXIT_NO_MEMORY, EXIT_SKIPPED,  # noqa: E402
+                              EXIT_USAGE, ROOT, WARMUP_VARIABLE)
 sys.path.insert(0, str(ROOT))  # the package, however pytest is started
 
 from transpose_lab.grader import NO_GPU, nvidia_smi_lists_a_gpu, skip_reason  # noqa: E402
-EXIT_USAGE, EXIT_NO_MEMORY, EXIT_SKIPPED = 2, 3, 77
 
 # The tests check results, never speed: the programs they start skip the warm-up's minimum
 # (common/config.hpp, LAB_WARMUP_MS), which would keep a shared GPU busy for minutes. A value the

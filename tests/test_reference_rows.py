@@ -9,6 +9,7 @@ import pytest
 from conftest import (DTYPES, ELEM_BYTES, EXIT_SKIPPED, EXIT_USAGE, ROOT, binary,
                       gpu_unavailable_reason, run, run_torch_or_skip, step_variable,
                       torch_importable, torch_reference)
+from transpose_lab.lab import EXIT_FAILED
 from transpose_lab.results_csv import COLUMNS, read_results
 
 STEP = "CUDA.cublaslt"
@@ -17,7 +18,6 @@ REFUSAL = f"{STEP}: cublasLtMatrixTransform does not support"
 # make the library refuse every type, which must not pass as "n/a everywhere".
 MUST_SUPPORT = ["float32", "float64"]
 ODD_SHAPES = [(1, 4099), (4099, 1), (37, 4111), (2049, 1025)]
-EXIT_FAILED = 1
 
 
 def needs_built():

@@ -33,11 +33,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from transpose_lab.lab import ROOT  # noqa: E402
+from transpose_lab.lab import EXIT_USAGE, ROOT  # noqa: E402
 SOURCES = ("transpose.cu", "transpose.cpp")
 COPIED = ("Makefile", "README.md", "variants.cu")  # besides the source, copied unchanged if there
 MARKER = re.compile(r"^(?P<indent>\s*)//\s*LESSON:\s*(?P<what>begin|stub|end)\b\s?(?P<text>.*)$")
-EXIT_USAGE = 2
 
 
 class LessonError(Exception):

@@ -44,7 +44,8 @@ from pathlib import Path
 
 from .results_csv import CPU_KINDS, GPU_KINDS, ResultsError, read_results
 
-from transpose_lab.lab import ROOT, measuring_environment  # noqa: E402
+from transpose_lab.lab import (EXIT_FAILED, EXIT_NO_MEMORY, EXIT_OK, EXIT_SKIPPED,  # noqa: E402
+                              EXIT_USAGE, ROOT, measuring_environment)
 from transpose_lab.lab import steps as lab_steps  # noqa: E402
 EXPECTED_DIR = ROOT / "docs" / "expected"
 SOURCES = ("transpose.cu", "transpose.cpp")
@@ -64,7 +65,6 @@ EXPECTED_COLUMNS = ["step", "variant", "dtype", "rows", "cols", "device", "measu
                     "min_pct", "max_pct"]
 
 TIMEOUT_S, LARGE_TIMEOUT_S, BUILD_TIMEOUT_S = 300, 1200, 1200
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_MEMORY, EXIT_SKIPPED = 0, 1, 2, 3, 77
 SANITIZER_ERROR_EXIT = 86  # --error-exitcode: told apart from the program's own codes
 
 

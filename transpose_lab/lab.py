@@ -23,14 +23,32 @@ ELEM_BYTES = dict(_read_dtypes())
 DEFAULT_DTYPE = "float32"
 
 
-def _config_text(name):
-    """A string constant of common/config.hpp (constexpr const char* NAME = "...")."""
+def _read_config():
+    """The constants of common/config.hpp (constexpr TYPE NAME = VALUE;): numbers as int or
+    float, strings without their quotes. The harness's values, read, never copied."""
     text = (ROOT / "common" / "config.hpp").read_text()
-    return re.search(rf'\b{name}\s*=\s*"([^"]*)"', text).group(1)
+    config = {}
+    for name, value in re.findall(r"constexpr [\w:<>* ]+?\b(k\w+)\s*=\s*([^;]+);", text):
+        value = value.strip()
+        if value.startswith('"'):
+            config[name] = value.strip('"')
+        elif re.fullmatch(r"-?\d+", value):
+            config[name] = int(value)
+        elif re.fullmatch(r"-?\d+\.\d*", value):
+            config[name] = float(value)
+    return config
 
 
+CONFIG = _read_config()
+# The exit codes every program shares, and the timing defaults the Python rows follow.
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_MEMORY, EXIT_SKIPPED = (
+    CONFIG[name] for name in ("kExitOk", "kExitFailed", "kExitUsage", "kExitNoMemory",
+                              "kExitSkipped"))
+WARMUP_RUNS, MIN_WARMUP_MS, MAX_WARMUP_MS = (
+    CONFIG["kWarmupRuns"], CONFIG["kMinWarmupMs"], CONFIG["kMaxWarmupMs"])
+DEFAULT_GPU_REPS, MAX_REPS = CONFIG["kDefaultGpuReps"], CONFIG["kMaxReps"]
 # The variable that sets the programs' warm-up minimum (the tests set it to 0).
-WARMUP_VARIABLE = _config_text("kWarmupVariable")
+WARMUP_VARIABLE = CONFIG["kWarmupVariable"]
 
 
 def measuring_environment(extra=None):

@@ -27,8 +27,7 @@ from pathlib import Path
 from .report_tables import format_text, profile_table
 from .results_csv import DEFAULT_DTYPE, DTYPES, PROFILE_COLUMNS, SECTOR_BYTES
 
-from transpose_lab.lab import ROOT  # noqa: E402  the lab: one folder per step
-EXIT_SKIPPED = 77  # a step's "no CUDA device"
+from transpose_lab.lab import EXIT_SKIPPED, ROOT  # noqa: E402  the lab: one folder per step
 NOT_SUPPORTED_MARK = "does not support"  # a step's one line for an element type it refuses
 UNKNOWN_DEVICE = "unknown GPU"
 

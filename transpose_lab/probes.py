@@ -24,10 +24,9 @@ from pathlib import Path
 
 from transpose_lab.other_kinds import Runs
 
-from transpose_lab.lab import DTYPES, ROOT  # noqa: E402
+from transpose_lab.lab import DTYPES, EXIT_USAGE, ROOT  # noqa: E402
 BUILD = ROOT / "build" / "probes"
 LIBRARY = "CUDA.cublas"
-EXIT_USAGE = 2
 DEFAULT_DTYPES = [d for d in DTYPES if d != "bfloat16"]  # it takes float16's path
 
 

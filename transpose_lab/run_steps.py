@@ -29,10 +29,7 @@ from .report_tables import (bench_table, devices, dtypes_table, format_text,
                             progression_table, scaling_table)
 from .results_csv import DEFAULT_DTYPE, DTYPES, ResultsError, read_results
 
-from transpose_lab.lab import ROOT  # noqa: E402  the lab: one folder per step
-EXIT_USAGE = 2
-EXIT_NO_MEMORY = 3  # the matrices do not fit this machine (common/config.hpp): said, not a failure
-EXIT_SKIPPED = 77
+from transpose_lab.lab import EXIT_NO_MEMORY, EXIT_SKIPPED, EXIT_USAGE, ROOT  # noqa: E402
 NOT_SUPPORTED_MARK = "does not support"  # a step's one line for an element type it refuses
 
 

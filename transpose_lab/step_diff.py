@@ -16,7 +16,7 @@ import sys
 
 from transpose_lab import lab
 
-EXIT_USAGE = 2
+EXIT_USAGE = lab.EXIT_USAGE
 LESSON_MARKER = re.compile(r"^\s*//\s*LESSON:")
 SOURCE_SUFFIXES = (".cu", ".cpp", ".cuh", ".hpp")
 

@@ -47,7 +47,9 @@ import sys
 import time
 from pathlib import Path
 
-from .lab import WARMUP_VARIABLE
+from .lab import (DEFAULT_GPU_REPS, EXIT_FAILED, EXIT_NO_MEMORY, EXIT_OK, EXIT_SKIPPED,
+                  EXIT_USAGE, MAX_REPS, MAX_WARMUP_MS, MIN_WARMUP_MS, WARMUP_RUNS,
+                  WARMUP_VARIABLE)
 from .results_csv import COLUMNS, DTYPES, PERMUTE_COLUMNS, positive_int
 
 STEP = "PyTorch"
@@ -61,14 +63,10 @@ PERMUTE_ROW = ("permute().contiguous()",
                "gets)")
 MAX_RANK = 8  # axes, as common/permute.hpp's kMaxPermuteRank
 MAX_BYTES = 1 << 62  # input and output together, as common/permute.cpp: far from int64 overflow
-DEFAULT_REPS = 50  # as the GPU steps (common/config.hpp)
-MAX_REPS = 100000
-WARMUP_RUNS, MIN_WARMUP_MS = 2, 200.0  # as common/config.hpp: clocks ramp up when work starts
-MAX_WARMUP_MS = 60000.0  # as common/config.hpp's kMaxWarmupMs
+DEFAULT_REPS = DEFAULT_GPU_REPS  # as the GPU steps
 FALLBACK_L2_BYTES = 128 << 20  # where torch does not report the L2 size: more than any L2 today
 SPIN_CYCLES = 200_000  # about 0.1 ms of GPU clock: longer than Python takes to enqueue a call
 GATHER_CHUNK = 1 << 25  # output elements compared at a time: bounds the index tensors' memory
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_MEMORY, EXIT_SKIPPED = 0, 1, 2, 3, 77
 
 
 class OneLineParser(argparse.ArgumentParser):
