@@ -30,13 +30,17 @@ DTYPES = " ".join(_DTYPES)
 REFERENCE_REPS = "20"
 REFERENCE_SWEEP_SIZES = "256 512 1024 2048 4096 8192 16384"
 REFERENCE_BENCH_SHAPES = "8192x8192 8191x8193"  # an aligned and a ragged shape, every type
+# A permutation moves bytes: one type of each element size (1, 2, 4, 8, 16 bytes) shows every
+# kernel path of chapter 3, and keeps the part within ten minutes with the CPU and PyTorch rows.
+REFERENCE_PERMUTE_DTYPES = "uint8 float16 float32 float64 complex128"
 # Several GPUs: 4 and 16 GiB of float32, 16 and 64 GiB of complex128 (one that does not fit a
 # GPU's memory is refused in words and left out of the table).
 REFERENCE_MULTIGPU_SIZES = "32768 65536"
 REFERENCE_MULTIGPU_DTYPES = "float32 complex128"
 GPU_PARTS = {
     "kernels": [
-        ("run-all", {}, {"run_all.csv": "kernels.csv"}),
+        ("run-all", {}, {"run_all.csv": "kernels.csv",
+                         "run_all_other_kinds.csv": "other_kinds.csv"}),
         ("sweep", {"SWEEP_SIZES": REFERENCE_SWEEP_SIZES, "REPS": REFERENCE_REPS},
          {"sweep.csv": "sweep.csv"}),
         ("scaling", {}, {"scaling.csv": "scaling.csv"}),
@@ -48,7 +52,7 @@ GPU_PARTS = {
                                                "dtypes.png": "dtypes.png"}),
     ],
     "permute": [
-        ("permute", {"REPS": REFERENCE_REPS, "PERMUTE_DTYPES": DTYPES},
+        ("permute", {"REPS": REFERENCE_REPS, "PERMUTE_DTYPES": REFERENCE_PERMUTE_DTYPES},
          {"permute.csv": "permute.csv", "permute.png": "permute.png"}),
     ],
     "streams": [
@@ -140,9 +144,9 @@ def machine_txt(found, parts_done):
         gpu = memory = driver = "none"
     nvcc = os.environ.get("NVCC") or "nvcc"
     commit = _first_line(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
-    # Changes to the lab itself, not to docs/results (which this run is rewriting).
+    # Changes to the lab itself, not to docs/results and docs/expected (which this run rewrites).
     dirty = _first_line(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no",
-                         "--", ".", ":(exclude)docs/results"])
+                         "--", ".", ":(exclude)docs/results", ":(exclude)docs/expected"])
     if commit != "unknown" and dirty != "unknown":
         commit += " (with uncommitted changes)"
     if commit == "unknown":  # a copy of the tree without git: whoever copied it may say
