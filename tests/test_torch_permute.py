@@ -13,6 +13,7 @@ from conftest import (DTYPES, ELEM_BYTES, EXIT_SKIPPED, EXIT_USAGE, ROOT, gpu_un
                       run_torch_or_skip, torch_importable, torch_reference)
 from test_permute import BAD_INPUT, CASES, CPU_STEP, case_id, elements, random_cases
 from transpose_lab.results_csv import COLUMNS, PERMUTE_COLUMNS
+from transpose_lab import permute_cases
 
 # The chapter's bad input that is about --shape and --perm (the rest are the steps' own options).
 SHAPE_AND_PERM_BAD_INPUT = [(arguments, reason) for arguments, reason in BAD_INPUT
@@ -80,8 +81,9 @@ def test_the_runner_puts_the_pytorch_row_beside_the_steps_or_says_why_not(tmp_pa
     skipped = [line for line in done.stdout.splitlines() if line.startswith("PyTorch: skipped")]
     if torch_rows:
         assert [row["dtype"] for row in torch_rows] == ["uint8", "float32"] and not skipped
-        assert all(row["verified"] == "yes" and row["shape"] == "1024x17x19" and
-                   row["perm"] == "0,2,1" for row in torch_rows)
+        shape, perm = permute_cases.CASES["batched-17x19"]
+        assert all(row["verified"] == "yes" and row["shape"] == permute_cases.shape_column(shape)
+                   and row["perm"] == perm for row in torch_rows)
     else:
         assert len(skipped) == 1, done.stdout  # once, however many cases
 

@@ -149,8 +149,9 @@ def machine_txt(found, parts_done):
                          "--", ".", ":(exclude)docs/results", ":(exclude)docs/expected"])
     if commit != "unknown" and dirty != "unknown":
         commit += " (with uncommitted changes)"
-    if commit == "unknown":  # a copy of the tree without git: whoever copied it may say
-        commit = os.environ.get("LAB_COMMIT", "unknown")
+    # Whoever copied the tree to the machine that runs it knows its commit better than a copy's
+    # .git, which may be missing or older than the files beside it.
+    commit = os.environ.get("LAB_COMMIT") or commit
     keys = {
         "gpu": gpu,
         "gpu_memory": memory,
