@@ -24,6 +24,23 @@ from transpose_lab.grader import NO_GPU, nvidia_smi_lists_a_gpu, skip_reason  # 
 os.environ.setdefault(WARMUP_VARIABLE, "0")
 
 
+def usable_cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+# Every worker's programs share the cores with the other workers'. An OpenMP program left to its
+# default starts a thread per core, and a worker for each core would then run cores x cores
+# threads, spinning at every barrier. Each worker's programs get their share (a value the user
+# sets is kept); a test that asks for a thread count (CPU.omp's scaling) still gets it.
+WORKER_COUNT = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+THREADS_PER_WORKER = max(1, usable_cores() // WORKER_COUNT)
+USER_CHOSE_THREADS = "OMP_NUM_THREADS" in os.environ
+os.environ.setdefault("OMP_NUM_THREADS", str(THREADS_PER_WORKER))
+
+
 def steps_from_makefile(variable):
     """The step lists are written once, in the top Makefile; read them from there."""
     output = subprocess.run(["make", "--no-print-directory", "-s", "-C", str(ROOT),
@@ -202,6 +219,9 @@ def spread_over_gpus_and_hold_memory(request, monkeypatch):
     first, lock = (int(worker) if worker.isdigit() else 0), None
     if request.node.get_closest_marker("large_memory"):
         first, lock = take_large_memory_slot()
+        if not USER_CHOSE_THREADS:  # filling and checking 2^32 elements: the slots share the cores
+            threads = max(THREADS_PER_WORKER, usable_cores() // large_memory_slots())
+            monkeypatch.setenv("OMP_NUM_THREADS", str(threads))
     count = gpus_to_spread_over()
     if count > 1:
         order = [(first + i) % count for i in range(count)]
