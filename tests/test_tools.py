@@ -539,6 +539,16 @@ def test_reference_names_the_machine_from_its_gpus():
     assert machine_name([]) == "cpu-dev"
 
 
+def test_reference_names_the_commit_the_copier_gives(monkeypatch):
+    from transpose_lab.reference import machine_txt
+    monkeypatch.setenv("LAB_COMMIT", "abc1234")
+    assert "commit: abc1234\n" in machine_txt([], ["kernels"])
+    monkeypatch.delenv("LAB_COMMIT")
+    commit = [line for line in machine_txt([], ["kernels"]).splitlines()
+              if line.startswith("commit: ")]
+    assert len(commit) == 1 and "abc1234" not in commit[0]
+
+
 def test_reference_dry_run_prints_every_part_and_writes_nothing():
     out = ROOT / "docs" / "results" / "cpu-test-tmp"
     done = make("reference", "DRY_RUN=1", "MACHINE=cpu-test-tmp")

@@ -9,7 +9,8 @@ printed as make-<target>.log, renames the CSVs to the folder's standard names, w
 draws the pictures (make plots) and, after the kernels part on a GPU, the grader's expected
 ranges (docs/expected/<gpu>.csv). Without a part, every part in turn. Without a GPU (machine
 cpu-dev) only the CPU step runs. The machine's name comes from nvidia-smi: h100, h200, and a
-count for several GPUs (h200x2); --machine overrides it.
+count for several GPUs (h200x2); --machine overrides it. machine.txt names the lab's commit from
+git, or from LAB_COMMIT where it is set (a copy of the tree whose .git is missing or older).
 """
 import argparse
 import os
