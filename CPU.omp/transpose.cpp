@@ -29,8 +29,9 @@
 //          line partly written while the core writes the block's other output rows (63 for bytes
 //          with AVX-512), more lines than its write-combining buffers hold, and a line flushed
 //          partly costs memory as much as a whole one or more. So a band's blocks are gathered on
-//          the stack (in L1, at most 8 KiB), and every output row leaves that tile as whole lines,
-//          as the other sizes' rows do.
+//          the stack (in L1, at most 8 KiB a step), and every output row leaves that tile as whole
+//          lines, as the other sizes' rows do; with two such tiles, one step's output rows leave
+//          while the next step's blocks are read, so reads and writes overlap there too.
 //          Rows not a multiple of a line (8191 x 8193) put output rows anywhere in a line: there
 //          each band's piece of an output row is shifted to start on a line (Stores::kSheared),
 //          so that every line is written whole by one band and can still stream.
@@ -354,53 +355,80 @@ inline void stage_block(const T* in, Index cols, T (&stage)[Layout<T>::kBlockCol
   }
 }
 
-// kBlocks small blocks stacked (kBlocks * 16 bytes of each output row): their 16-byte pieces are
-// gathered by output row on the stack (in L1), then each output row is written as whole vectors,
-// as transpose_band_block does; a single block (the bottom edge) writes its 16 bytes with plain
-// stores: a streaming store must never leave a line partly written.
-// With plain stores, each step also asks for the next step's output lines (the caller's kPrefetch
-// keeps them inside the matrix). A 1- or 2-byte matrix of the default size fits the last-level
-// cache of a large host, so its stores are plain, and each of its output lines is a read for
-// ownership that would otherwise wait on its own, at the end of the step, behind the others.
-template <class T, int kBlocks, bool kStreaming, bool kPrefetch>
-inline void transpose_band_small(const T* in, Index cols, T* out, Index rows) {
+// Output rows [c0, c1) of a full stage (kRowBytes of each) leave as whole vectors, as
+// transpose_band_block writes them (whole lines when the band is whole).
+template <class T, bool kStreaming, int kRowBytes, int kStageRows>
+inline void write_stage_rows(const T (&stage)[Layout<T>::kBlockCols][kStageRows], T* out,
+                             Index rows, int c0, int c1) {
   using L = Layout<T>;
-  constexpr int kRowBytes = kBlocks * 16;
-  constexpr int kStageRows = kBlocks * L::kBlockRows;
-  alignas(64) T stage[L::kBlockCols][kStageRows];
-  if constexpr (kPrefetch && !kStreaming) {
-    const T* next = out + L::kBlockCols * rows;
+  static_assert(kRowBytes % kVectorBytes == 0);
 #pragma GCC unroll 1
-    for (int c = 0; c < L::kBlockCols; ++c)
+  for (int c = c0; c < c1; ++c) {
 #pragma GCC unroll 8
-      for (int k = 0; k < kRowBytes; k += 64)
-        prefetch_line<true>(reinterpret_cast<const unsigned char*>(next + c * rows) + k);
-  }
-  // One block at a time: a band's eight blocks unrolled are many KiB of code.
-#pragma GCC unroll 1
-  for (int b = 0; b < kBlocks; ++b)
-    stage_block<T, kPrefetch>(in + b * L::kBlockRows * cols, cols, stage, b * L::kBlockRows);
-#pragma GCC unroll 64
-  for (int c = 0; c < L::kBlockCols; ++c) {
-    if constexpr (kRowBytes % kVectorBytes == 0) {
-#pragma GCC unroll 8
-      for (int k = 0; k < kRowBytes / kVectorBytes; ++k) {
-        typename Vector<T>::Row x;
-        std::memcpy(&x, &stage[c][k * L::kElements], sizeof x);
-        store_row<T, kStreaming>(out + c * rows + k * L::kElements, x);
-      }
-    } else {
-      std::memcpy(out + c * rows, stage[c], kRowBytes);
+    for (int k = 0; k < kRowBytes / kVectorBytes; ++k) {
+      typename Vector<T>::Row x;
+      std::memcpy(&x, &stage[c][k * L::kElements], sizeof x);
+      store_row<T, kStreaming>(out + c * rows + k * L::kElements, x);
     }
   }
 }
 
-template <class T, int kBlocks, bool kStreaming, bool kPrefetch>
-inline void transpose_band_step(const T* in, Index cols, T* out, Index rows) {
-  if constexpr (Layout<T>::kSmall)
-    transpose_band_small<T, kBlocks, kStreaming, kPrefetch>(in, cols, out, rows);
-  else
-    transpose_band_block<T, kBlocks, kStreaming, kPrefetch>(in, cols, out, rows);
+// A whole band of 1- or 2-byte elements, every step of it: each step's blocks (kBandRows * size
+// bytes of each output row) are gathered by output row on the stack (in L1), and each output row
+// leaves as whole vectors. Two stages: while one step's blocks fill one, the step before leaves
+// the other, a few output rows after each block. With one stage, a step would first only read
+// (its blocks) and then only write (its rows), and memory would see reads and writes take turns
+// instead of overlapping, as the float blocks overlap them.
+// With plain stores, each block also asks for the lines of the output rows it fills (prefetchw),
+// a step before they are written. A 1- or 2-byte matrix of the default size fits the last-level
+// cache of a large host, so its stores are plain, and each of its output lines is a read for
+// ownership that would otherwise wait on its own, when it is written, behind the others.
+template <class T, bool kStreaming>
+void transpose_band_small(const T* in, Index cols, T* out, Index rows, int whole_cols,
+                          int prefetch_end) {
+  using L = Layout<T>;
+  constexpr int kBlocks = L::kBandRows / L::kBlockRows;
+  constexpr int kRowBytes = kBlocks * 16;                 // of each output row, per step
+  constexpr int kRowsPerBlock = L::kBlockCols / kBlocks;  // output rows leaving per block
+  static_assert(L::kBlockCols % kBlocks == 0);
+  alignas(64) T stage[2][L::kBlockCols][L::kBandRows];
+  for (int c = 0, step = 0; c <= whole_cols; c += L::kBlockCols, ++step) {
+    auto& fill = stage[step & 1];
+    const auto& filled = stage[(step - 1) & 1];
+    const bool prefetch = c + L::kBlockCols <= prefetch_end;
+    // One block at a time: a band's eight blocks unrolled are many KiB of code.
+#pragma GCC unroll 1
+    for (int b = 0; b < kBlocks; ++b) {
+      const int first = b * kRowsPerBlock, last = first + kRowsPerBlock;
+      if (c < whole_cols) {
+        if constexpr (!kStreaming) {
+          for (int j = first; j < last; ++j)
+#pragma GCC unroll 8
+            for (int k = 0; k < kRowBytes; k += 64)
+              prefetch_line<true>(reinterpret_cast<const unsigned char*>(out + (c + j) * rows) + k);
+        }
+        const T* block_in = in + b * L::kBlockRows * cols + c;
+        if (prefetch)
+          stage_block<T, true>(block_in, cols, fill, b * L::kBlockRows);
+        else
+          stage_block<T, false>(block_in, cols, fill, b * L::kBlockRows);
+      }
+      if (c > 0)
+        write_stage_rows<T, kStreaming, kRowBytes>(filled, out + (c - L::kBlockCols) * rows, rows,
+                                                   first, last);
+    }
+  }
+}
+
+// One small block (the bottom edge of the matrix): its 16 bytes of each output row with plain
+// stores, since a streaming store must never leave a line partly written.
+template <class T>
+inline void transpose_small_edge_block(const T* in, Index cols, T* out, Index rows) {
+  using L = Layout<T>;
+  alignas(64) T stage[L::kBlockCols][L::kBlockRows];
+  stage_block<T, false>(in, cols, stage, 0);
+#pragma GCC unroll 64
+  for (int c = 0; c < L::kBlockCols; ++c) std::memcpy(out + c * rows, stage[c], sizeof stage[c]);
 }
 
 // One piece of work: input rows r0.. and columns c0.., clipped at the matrix edge.
@@ -422,20 +450,29 @@ void transpose_tile(const T* in, T* out, Index rows, Index cols, const Tile& til
     // Fetch ahead while the line ahead is still in the row; the last few steps go without.
     const Index ahead_in_row = cols - tile.c0 - L::kPrefetchElements;
     const int prefetch_end = static_cast<int>(std::min<Index>(tile.c_count, ahead_in_row));
-    int c = 0;
-    for (; c + L::kBlockCols <= prefetch_end; c += L::kBlockCols)
-      transpose_band_step<T, kBlocksPerBand, kStreaming, true>(tile_in + c, cols,
-                                                               tile_out + c * rows, rows);
-    for (; c < whole_cols; c += L::kBlockCols)
-      transpose_band_step<T, kBlocksPerBand, kStreaming, false>(tile_in + c, cols,
-                                                                tile_out + c * rows, rows);
+    if constexpr (L::kSmall) {
+      transpose_band_small<T, kStreaming>(tile_in, cols, tile_out, rows, whole_cols, prefetch_end);
+    } else {
+      int c = 0;
+      for (; c + L::kBlockCols <= prefetch_end; c += L::kBlockCols)
+        transpose_band_block<T, kBlocksPerBand, kStreaming, true>(tile_in + c, cols,
+                                                                  tile_out + c * rows, rows);
+      for (; c < whole_cols; c += L::kBlockCols)
+        transpose_band_block<T, kBlocksPerBand, kStreaming, false>(tile_in + c, cols,
+                                                                   tile_out + c * rows, rows);
+    }
     r = kBand;
   } else {
     // A band cut short by the bottom edge: its whole blocks one at a time.
     for (; r + L::kBlockRows <= tile.r_count; r += L::kBlockRows)
-      for (int c = 0; c < whole_cols; c += L::kBlockCols)
-        transpose_band_step<T, 1, kStreaming, false>(tile_in + r * cols + c, cols,
-                                                     tile_out + c * rows + r, rows);
+      for (int c = 0; c < whole_cols; c += L::kBlockCols) {
+        const T* block_in = tile_in + r * cols + c;
+        T* block_out = tile_out + c * rows + r;
+        if constexpr (L::kSmall)
+          transpose_small_edge_block<T>(block_in, cols, block_out, rows);
+        else
+          transpose_band_block<T, 1, kStreaming, false>(block_in, cols, block_out, rows);
+      }
   }
   // What is left, one by one: columns past the last whole vector, and the rows below the last
   // whole block.

@@ -5,10 +5,11 @@ that fetch nothing ahead, pieces of work across a row) with streaming and with p
 A small block is 16 bytes of each output row: 16 input rows of bytes, 8 of 2-byte elements, one
 vector wide (64 bytes with AVX-512, 32 with AVX, 16 with SSE). A band is 128 bytes of each output
 row (128 rows of bytes, 64 of 2-byte elements), whatever the stores, as for every other element
-size. Each step fetches every input row's line 256 bytes ahead and, with plain stores, asks for
-the next step's output lines; the last steps of a row, whose lines ahead lie past the row, fetch
-nothing. A piece of work is 8 KiB of each input row. The shapes below are counted for AVX-512;
-AVX and SSE blocks divide them."""
+size. A band's steps gather their blocks in two stages in turn: one step's output rows leave
+while the next step's blocks fill the other. Each step fetches every input row's line 256 bytes
+ahead and, with plain stores, asks for the output lines its blocks fill; the last steps of a row,
+whose lines ahead lie past the row, fetch nothing. A piece of work is 8 KiB of each input row.
+The shapes below are counted for AVX-512; AVX and SSE blocks divide them."""
 import pytest
 
 from conftest import DTYPES, run
@@ -40,6 +41,7 @@ def band_shapes(elem_bytes):
     chunk = CHUNK_BYTES // elem_bytes         # columns of a piece of work
     return [
         (band, block_cols),                        # one step: nothing fetched ahead
+        (band, 2 * block_cols),                    # two steps: one leaves as the other fills
         (band, ahead + 2 * block_cols),            # fetched ahead, then the last steps without
         (3 * band, 7 * block_cols + 5),            # whole bands, ragged columns
         (band + block_cols, ahead + block_cols),   # a band cut short, whole vectors: streams
