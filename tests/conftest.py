@@ -33,10 +33,12 @@ def usable_cores():
 
 # Every worker's programs share the cores with the other workers'. An OpenMP program left to its
 # default starts a thread per core, and a worker for each core would then run cores x cores
-# threads, spinning at every barrier. Each worker's programs get their share (a value the user
-# sets is kept); a test that asks for a thread count (CPU.omp's scaling) still gets it.
+# threads, spinning at every barrier. Each worker's programs get their share, at least two (a
+# worker left alone at the end of the run still uses more than one core; two threads a core is
+# mild); a value the user sets is kept, and a test that asks for a thread count (CPU.omp's
+# scaling) still gets it.
 WORKER_COUNT = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-THREADS_PER_WORKER = max(1, usable_cores() // WORKER_COUNT)
+THREADS_PER_WORKER = max(2, usable_cores() // WORKER_COUNT)
 USER_CHOSE_THREADS = "OMP_NUM_THREADS" in os.environ
 os.environ.setdefault("OMP_NUM_THREADS", str(THREADS_PER_WORKER))
 
