@@ -143,10 +143,14 @@ def test_scaling_with_one_thread_count_is_skipped(tmp_path):
     assert "one thread count" in result.stdout
 
 
+def marked_unverified(lines, step):
+    """The CSV lines with every row of step marked as failing verification."""
+    return [line.replace(",yes,", ",no,") if line.startswith(f"{step},") else line
+            for line in lines]
+
+
 def test_unverified_rows_are_left_out_with_a_warning(tmp_path):
-    lines = fixture_lines("run_all.csv")
-    wrong = [line.replace(",yes,", ",no,") if line.startswith("CUDA.v3,") else line
-             for line in lines]
+    wrong = marked_unverified(fixture_lines("run_all.csv"), "CUDA.v3")
     result = run_script("plot_progression", write_csv(tmp_path / "wrong.csv", wrong),
                         tmp_path / "plot.png")
     assert result.returncode == 0, result.stderr
@@ -545,9 +549,7 @@ def test_multigpu_table_keeps_the_peer_exchange_apart(tmp_path):
 # --- Chapter 3's picture.
 
 def test_permute_plot_leaves_a_wrong_result_out_and_reads_a_matrix_csv_as_an_error(tmp_path):
-    lines = fixture_lines("permute.csv")
-    wrong = [line.replace(",yes,", ",no,") if line.startswith("PERMUTE.v3_tiled,") else line
-             for line in lines]
+    wrong = marked_unverified(fixture_lines("permute.csv"), "PERMUTE.v3_tiled")
     result = run_script("plot_permute", write_csv(tmp_path / "wrong.csv", wrong),
                         tmp_path / "plot.png")
     assert result.returncode == 0, result.stderr
