@@ -304,10 +304,10 @@ NO_MAKE_ENV := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL
 # it; a machine whose own python3 lacks it runs them one after another). Without a GPU each file
 # goes to one worker (its probes are built once); with one, the tests spread one by one, since
 # most of them wait on the GPU, and they check results, never speed (several GPUs: each worker
-# starts its programs on its own); the tests marked large_memory run only as many at a time as the
-# machine's memory holds (tests/conftest.py).
+# starts its programs on its own); the tests marked large_memory start first, only as many at a
+# time as the machine's memory holds, each slot's share on one worker (tests/conftest.py).
 TEST_WORKERS = $$($(PY) -c 'import xdist' 2>/dev/null && echo '-n auto --dist \
-  $(if $(NO_GPU_HERE),loadfile,load)')
+  $(if $(NO_GPU_HERE),loadfile,loadgroup)')
 NO_GPU_HERE = $(if $(shell nvidia-smi -L 2>/dev/null | grep -m1 GPU),,yes)
 test: all tests-build $(if $(NVCC),$(BUS_PROBE)) $(PY_READY)
 	@$(NO_MAKE_ENV) $(PY) -m pytest tests $(TEST_WORKERS)

@@ -212,6 +212,18 @@ def pytest_configure(config):
                             "memory; only a few such tests run at a time")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(config, items):
+    """The large tests are the longest: they start first, and each slot's share of them goes to
+    one worker as a group (make test's --dist loadgroup), so no worker sits waiting for a slot
+    while other tests queue behind it."""
+    large = [item for item in items if item.get_closest_marker("large_memory")]
+    slots = large_memory_slots()
+    for k, item in enumerate(large):
+        item.add_marker(pytest.mark.xdist_group(f"large-memory-{k % slots}"))
+    items[:] = large + [item for item in items if not item.get_closest_marker("large_memory")]
+
+
 # ---- Several GPUs: each test's programs start on one of them, so all are busy. ----
 # The order is rotated, never narrowed: a test of several GPUs still sees them all. A large test
 # starts on its slot's GPU, any other on its worker's.
