@@ -385,9 +385,14 @@ def test_the_plan_probe_refuses_bad_input_in_one_line(plan_probe):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", EDGE_CASES, ids=case_id)
 def test_gpu_steps_are_exact_on_tile_edges(step, case, dtype, tmp_path, needs_gpu):
+    check_gpu_case(step, case, dtype, tmp_path, reps=2)
+
+
+def check_gpu_case(step, case, dtype, tmp_path, reps):
+    """One verified run of a GPU step on (shape, perm), its CSV row checked."""
     shape, perm = case
     csv_path = tmp_path / "permute.csv"
-    done = run(step, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", 2,
+    done = run(step, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", reps,
                "--csv", csv_path)
     check_verified_run(done, shape, perm, dtype, csv_path, "kernel")
 
@@ -396,8 +401,88 @@ def test_gpu_steps_are_exact_on_tile_edges(step, case, dtype, tmp_path, needs_gp
 @pytest.mark.parametrize("dtype", ["uint8", "float32", "complex128"])
 @pytest.mark.parametrize("case", LARGE_GRID_CASES, ids=case_id)
 def test_gpu_steps_are_exact_past_65535_blocks(step, case, dtype, tmp_path, needs_gpu):
-    shape, perm = case
-    csv_path = tmp_path / "permute.csv"
-    done = run(step, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", 1,
-               "--csv", csv_path)
-    check_verified_run(done, shape, perm, dtype, csv_path, "kernel")
+    check_gpu_case(step, case, dtype, tmp_path, reps=1)
+
+
+# --- PERMUTE.v4_small_planes's plan on the host (the same probe, mode `small`: v4's launcher
+# replayed, its own kernel where a plane axis is short, v3's elsewhere).
+
+# The named cases where a plane axis is short, and the tile each gets (the rest keep v3's).
+SMALL_PLANE_NAMED = {
+    "nchw-to-nhwc-rgb": "tiles of 1 planes x 3 x 320 along the columns, 157 tiles x batch of 256",
+    "nhwc-to-nchw-rgb": "tiles of 1 planes x 320 x 3 along the rows, 157 tiles x batch of 256",
+    "batched-3x1000": "tiles of 1 planes x 3 x 256 along the columns, 4 tiles x batch of 4096",
+    "batched-17x19": "tiles of 3 planes x 17 x 19 along the planes, 1366 tiles x batch of 1",
+    "six-axes": "tiles of 4 planes x 16 x 16 along the planes, 4 tiles x batch of 16384",
+}
+SHORT_EXTENTS = [1, 2, 3, 16, 17, 31, 32, 33]
+# A short axis against a long one, each way; two short axes with batches that are no multiple of
+# the planes a tile holds (7, 1001); a long axis just past a tile's chunk; planes across the batch.
+SMALL_PLANE_EDGES = (
+    [(f"5,{s},1000", "0,2,1") for s in SHORT_EXTENTS]
+    + [(f"5,1000,{s}", "0,2,1") for s in SHORT_EXTENTS]
+    + [(f"{b},{r},{c}", "0,2,1") for b in (7, 1001) for r in SHORT_EXTENTS for c in (2, 17, 33)]
+    + [("3,50177", "1,0"), ("50177,3", "1,0"), ("2,31,34", "0,2,1"), ("3,3,31,34", "1,0,3,2"),
+       ("5,16,3,16", "3,0,1,2"), ("3,16,5,16", "0,3,1,2"), ("2,17,3,19,2", "4,2,1,0,3")])
+
+
+def small_plane_random_cases(count, seed):
+    """Seeded shapes of rank 2 to 6 whose extents are the edges of a short axis, and a few long."""
+    rng = random.Random(seed)
+    cases = []
+    while len(cases) < count:
+        shape = [rng.choice(SHORT_EXTENTS + [5, 64, 100, 1000]) for _ in range(rng.randint(2, 6))]
+        if elements(",".join(map(str, shape))) > 1 << 20:
+            continue
+        perm = list(range(len(shape)))
+        rng.shuffle(perm)
+        cases.append((",".join(map(str, shape)), ",".join(map(str, perm)), rng.choice(DTYPES)))
+    return cases
+
+
+@pytest.mark.parametrize("name", permute_cases.CASES)
+def test_the_named_cases_take_the_small_planes_tile_where_a_plane_axis_is_short(plan_probe, name):
+    shape, perm = permute_cases.CASES[name]
+    done = plan_probe("small", "float32", shape, perm, 65535)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "bitwise equal to the definition" in done.stdout
+    if name in SMALL_PLANE_NAMED:
+        assert SMALL_PLANE_NAMED[name] in done.stdout, done.stdout
+        # Every sector a warp touches is full, as a copy's, where the element is 4 bytes and the
+        # tiles start on a sector (not the 17 x 19 planes: 969 elements a tile).
+        if name != "batched-17x19":
+            assert "sectors used 100.0% loading, 100.0% storing" in done.stdout, done.stdout
+    else:
+        assert done.stdout.startswith("small planes not used, v3's kernels"), done.stdout
+
+
+SMALL_PLAN_CASES = ([(s, p, "uint8", cap) for s, p in SMALL_PLANE_EDGES for cap in (65535, 2)]
+                    + [(s, p, d, 2) for s, p in SMALL_PLANE_EDGES[:16] for d in ("float16",
+                                                                                 "complex128")]
+                    + [(s, p, d, 3) for s, p, d in small_plane_random_cases(80, seed=11)]
+                    + [(s, p, d, 3) for s, p, d in random_cases(40, seed=7, max_elements=1 << 20)])
+
+
+@pytest.mark.parametrize("shape,perm,dtype,cap", SMALL_PLAN_CASES)
+def test_the_small_planes_plan_moves_every_element_where_the_definition_says(plan_probe, shape,
+                                                                             perm, dtype, cap):
+    done = plan_probe("small", dtype, shape, perm, cap)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "bitwise equal to the definition" in done.stdout
+    assert "WRONG" not in done.stdout
+
+
+def test_make_diff_of_the_small_planes_step_is_its_kernel():
+    done = make("diff", "STEP=PERMUTE.v4_small_planes")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# PERMUTE.v4_small_planes against PERMUTE.v3_tiled")
+    added = [line for line in done.stdout.splitlines() if line.startswith("+")]
+    assert any("small_planes_of" in line for line in added)
+    assert any("launch_reused_permute" in line for line in added)  # v3's linked, not copied
+
+
+@pytest.mark.parametrize("step", PERMUTE_CUDA_STEPS)
+@pytest.mark.parametrize("dtype", ["uint8", "float32", "complex128"])
+@pytest.mark.parametrize("case", SMALL_PLANE_EDGES, ids=case_id)
+def test_gpu_steps_are_exact_on_short_plane_axes(step, case, dtype, tmp_path, needs_gpu):
+    check_gpu_case(step, case, dtype, tmp_path, reps=1)

@@ -86,7 +86,8 @@ def step_kind(step):
 
 
 def step_kernel(step):
-    """The kernel step whose launcher a step of another kind runs (its STEP_KERNEL), or None."""
+    """The kernel step whose launcher a step runs (its STEP_KERNEL: a step of another kind, or a
+    chapter-3 step that hands some problems to the step before it), or None."""
     kernel = step_variable(step, "STEP_KERNEL")
     return kernel[0] if kernel else None
 

@@ -63,7 +63,10 @@ def diff_lines(previous, step):
                                     lineterm="")
     out += [f"only in {step}: {name}: {first_header_line(path)}" for name, path in new.items()
             if name not in old and path != new_main]
-    out += [f"only in {previous}: {name}, not carried on" for name, path in old.items()
+    # A step that links the step before it (STEP_KERNEL) runs that step's files as they are.
+    kept = "linked (STEP_KERNEL), not repeated" if lab.step_kernel(step) == previous else \
+        "not carried on"
+    out += [f"only in {previous}: {name}, {kept}" for name, path in old.items()
             if name not in new and path != old_main]
     return out
 
@@ -110,6 +113,9 @@ def main(argv=None):
     print(f"# {step} against {previous}: what changed (its header)\n")
     print("\n".join(header))
     print(f"\n# the code ({changed_count(lines)} changed lines)\n")
+    if lab.step_kernel(step) == previous:
+        print(f"{previous}'s launcher is linked (STEP_KERNEL in {step}/Makefile): its lines "
+              f"marked - below still run, for the problems {step} hands to it\n")
     print("\n".join(lines))
     return 0
 
