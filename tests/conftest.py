@@ -210,6 +210,8 @@ def take_large_memory_slot():
 def pytest_configure(config):
     config.addinivalue_line("markers", "large_memory: needs several GB of host or device "
                             "memory; only a few such tests run at a time")
+    config.addinivalue_line("markers", "xdist_group(name): pytest-xdist runs a group on one "
+                            "worker (declared here too for a run without pytest-xdist)")
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
