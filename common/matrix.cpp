@@ -122,7 +122,7 @@ void with_fill_values(const Dtype& type, int fill, Body&& body) {
     const T* values = table.data();
     body([=](Index i) { return values[digit(i)]; });
   } else {
-    const Dtype local = type;  // a copy: the stores of a 1-byte T may alias the caller's
+    const Dtype local = type;  // a copy the loops can keep in registers
     body([=](Index i) { return digit_value<T>(local, digit(i)); });
   }
 }
