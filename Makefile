@@ -334,6 +334,7 @@ format:
 
 clean:
 	@for step in $(ALL_STEPS); do $(MAKE) --no-print-directory -C $$step clean; done
+	@rm -rf common/.build
 	@$(MAKE) --no-print-directory -C tests clean
 	rm -rf results build
 

@@ -16,15 +16,13 @@ STEP_DEFINES := -DSTEP_NAME='"$(STEP_NAME)"'
 
 # The harness: the shared one and the chapter's problem (common/permute.cpp).
 HOST_SOURCES := cli.cpp dtype.cpp matrix.cpp host_memory.cpp report.cpp permute.cpp
-HOST_OBJECTS := $(addprefix $(BUILD_DIR)/,$(HOST_SOURCES:.cpp=.o))
 HEADERS := $(wildcard $(COMMON_DIR)/*.hpp $(COMMON_DIR)/*.cuh)
 
 .PHONY: all clean diff
 all: transpose
 	@:  # up to date says nothing (make would print 'Nothing to be done')
 
-$(BUILD_DIR)/%.o: $(COMMON_DIR)/%.cpp $(HEADERS) | $(BUILD_DIR)
-	$(Q)$(CXX) $(CXXFLAGS) $(OPENMP_FLAGS) $(DEPFLAGS) -c $< -o $@
+include $(COMMON_DIR)/host_objects.mk  # after `all`, the default goal
 
 $(BUILD_DIR):
 	$(Q)mkdir -p $@

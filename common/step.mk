@@ -38,20 +38,20 @@ STEP_DEFINES := -DSTEP_NAME='"$(STEP_NAME)"' -DSTEP_KIND='"$(STEP_KIND)"' \
   -DSTEP_DTYPES='"$(if $(filter-out $(STEP_DTYPES),$(ALL_DTYPES)),$(STEP_DTYPES))"' \
   -DSTEP_OPERATION='"$(STEP_OPERATION)"' -DLAB_LAST_STEP='"$(LAB_LAST_STEP)"'
 
-# The harness: written once in common/, linked into every step.
+# The harness: written once in common/, compiled once (common/host_objects.mk), linked into every
+# step.
 HOST_SOURCES := cli.cpp dtype.cpp matrix.cpp host_memory.cpp report.cpp
-HOST_OBJECTS := $(addprefix $(BUILD_DIR)/,$(HOST_SOURCES:.cpp=.o))
-# Objects that hold nothing of the step's own source: `make exercises` seeds an exercise's build
-# with the solution's, so that a student's first `make` compiles the lesson alone.
-LESSON_FREE_OBJECTS := $(HOST_OBJECTS)
+# Objects in the step's own build that hold nothing of its source (the driver, below): `make
+# exercises` seeds an exercise's build with the solution's, so that a student's first `make`
+# compiles the lesson alone (the harness's objects are shared already).
+LESSON_FREE_OBJECTS :=
 HEADERS := $(wildcard $(COMMON_DIR)/*.hpp $(COMMON_DIR)/*.cuh *.cuh)
 
 .PHONY: all clean diff
 all: transpose
 	@:  # up to date says nothing (make would print 'Nothing to be done')
 
-$(BUILD_DIR)/%.o: $(COMMON_DIR)/%.cpp $(HEADERS) | $(BUILD_DIR)
-	$(Q)$(CXX) $(CXXFLAGS) $(OPENMP_FLAGS) $(DEPFLAGS) -c $< -o $@
+include $(COMMON_DIR)/host_objects.mk  # after `all`, the default goal
 
 $(BUILD_DIR):
 	$(Q)mkdir -p $@
