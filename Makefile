@@ -145,7 +145,7 @@ help:
 	@echo "                     PART= one part (each fits ten minutes; times measured on one H100):"
 	@echo "                       kernels  run-all, sweep, scaling, bench (every type)   5.5 min"
 	@echo "                       types    dtypes (with PyTorch rows where torch is)     3 min"
-	@echo "                       permute  chapter 3's named cases, a type per size     6 min"
+	@echo "                       permute  chapter 3's named cases, a type per size     7 min"
 	@echo "                       streams  streams, out-of-core, bus-probe               2.5 min"
 	@echo "                       multigpu multigpu on 1, 2, 4, 8 GPUs up to the visible ones"
 	@echo "                                (a machine with several GPUs: its own folder, e.g. h100x4)"
