@@ -47,28 +47,18 @@ $(BUILD_DIR)/step.o: transpose.cu $(COMMON_DIR)/permute_instances.cu $(HEADERS) 
 	  -c $(COMMON_DIR)/permute_instances.cu -o $@
 STEP_OBJECTS := $(BUILD_DIR)/step.o
 # A step that hands some problems to an earlier step's launcher (STEP_KERNEL := PERMUTE.v3_tiled)
-# links the object that step built, compiled once for both, as common/step.mk does for the matrix
-# steps. Its launch_permute and kStepSummary are renamed in a copy (objcopy, no compile):
-# the step calls launch_reused_permute<T>. Both objects are made from permute_instances.cu, and
-# nvcc gives a file's anonymous namespace a global name made from the file's: the copy's are made
-# local, so that the two steps' helpers (blocks_for) never meet. Built from the top Makefile, the kernel step is built
-# first, so that two makes never write its object at once.
+# links that step's step.o (common/reused_kernel.mk). Its launch_permute and kStepSummary are
+# renamed in the copy: each instance's mangled name, _Z14launch_permuteI..., becomes
+# _Z21launch_reused_permuteI..., which the step calls. Both objects are made from
+# permute_instances.cu, and nvcc gives a file's anonymous namespace a global name made from the
+# file's: the copy's are made local, so that the two steps' helpers (blocks_for) never meet.
 ifneq ($(STEP_KERNEL),)
-KERNEL_DIR := $(COMMON_DIR)/../$(STEP_KERNEL)
-KERNEL_OBJECT := $(KERNEL_DIR)/$(BUILD_DIR)/step.o
-OBJCOPY ?= objcopy
+KERNEL_OBJECT_NAME := step.o
 NM ?= nm
-.PHONY: FORCE
-FORCE:
-$(KERNEL_OBJECT): FORCE
-	@$(MAKE) $(if $(Q),-s) --no-print-directory -C $(KERNEL_DIR) $(BUILD_DIR)/step.o
-# Each instance's mangled name, _Z14launch_permuteI..., becomes _Z21launch_reused_permuteI...
-$(BUILD_DIR)/reused_kernel.o: $(KERNEL_OBJECT) | $(BUILD_DIR)
-	$(Q)$(OBJCOPY) --wildcard --localize-symbol='_ZN*_GLOBAL__N_*' \
-	  --redefine-sym kStepSummary=kReusedKernelSummary $$($(NM) --defined-only $< | \
-	  sed -n 's/^.* _Z14launch_permute\(I.*\)$$/--redefine-sym _Z14launch_permute\1=_Z21launch_reused_permute\1/p') \
-	  $< $@
-STEP_OBJECTS += $(BUILD_DIR)/reused_kernel.o
+RENAME_FLAGS = --wildcard --localize-symbol='_ZN*_GLOBAL__N_*' \
+  --redefine-sym kStepSummary=kReusedKernelSummary $$($(NM) --defined-only $< | \
+  sed -n 's/^.* _Z14launch_permute\(I.*\)$$/--redefine-sym _Z14launch_permute\1=_Z21launch_reused_permute\1/p')
+include $(COMMON_DIR)/reused_kernel.mk
 endif
 # The driver holds no kernels: compiled once, not once per architecture.
 $(BUILD_DIR)/driver.o: $(COMMON_DIR)/permute_cuda_driver.cu $(HEADERS) | $(BUILD_DIR)

@@ -95,26 +95,15 @@ $(BUILD_DIR)/step.o: transpose.cu $(HEADERS) | $(BUILD_DIR)
 STEP_OBJECTS := $(BUILD_DIR)/step.o
 endif
 
-# A step that runs another step's launcher (STEP_KERNEL := CUDA.v7_packed) links the object that
-# step built, compiled once for both. The kernel step is asked to bring it up to date (FORCE: its
-# own make decides); this step relinks only when it changed. That object defines the kernel step's
-# summary and variant table under the names this step's own use: they are renamed in a copy
-# (objcopy, no compile), and the step's driver reaches them as kReusedKernelSummary and so on.
-# Built from the top Makefile, the kernel step is built first, so that two makes never write its
-# object at once.
+# A step that runs another step's launcher (STEP_KERNEL := CUDA.v7_packed) links that step's
+# kernel.o (common/reused_kernel.mk). It defines the kernel step's summary and variant table under
+# the names this step's own use: the copy renames them, and the step's driver reaches them as
+# kReusedKernelSummary and so on.
 ifneq ($(STEP_KERNEL),)
-KERNEL_DIR := $(COMMON_DIR)/../$(STEP_KERNEL)
-KERNEL_OBJECT := $(KERNEL_DIR)/$(BUILD_DIR)/kernel.o
-OBJCOPY ?= objcopy
-REUSED_SYMBOLS := kStepSummary=kReusedKernelSummary kKernelVariants=kReusedKernelVariants \
-                  kKernelVariantCount=kReusedKernelVariantCount
-.PHONY: FORCE
-FORCE:
-$(KERNEL_OBJECT): FORCE
-	@$(MAKE) $(if $(Q),-s) --no-print-directory -C $(KERNEL_DIR) $(BUILD_DIR)/kernel.o
-$(BUILD_DIR)/reused_kernel.o: $(KERNEL_OBJECT) | $(BUILD_DIR)
-	$(Q)$(OBJCOPY) $(addprefix --redefine-sym ,$(REUSED_SYMBOLS)) $< $@
-STEP_OBJECTS += $(BUILD_DIR)/reused_kernel.o
+KERNEL_OBJECT_NAME := kernel.o
+RENAME_FLAGS := $(addprefix --redefine-sym ,kStepSummary=kReusedKernelSummary \
+  kKernelVariants=kReusedKernelVariants kKernelVariantCount=kReusedKernelVariantCount)
+include $(COMMON_DIR)/reused_kernel.mk
 endif
 
 # The driver holds no kernels: compiled once, not once per architecture.

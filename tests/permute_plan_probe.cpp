@@ -114,9 +114,11 @@ void replay(const T* in, T* out, const lab::Plan& plan, Index cap, Sectors& load
               for (int j = 0; j < kPiece; j += kTile)
                 for (int tx = 0; tx < kTile; ++tx) {
                   const Index c = piece + j + tx;
-                  if (c < plan.cols) out[out_base + c] = in[in_base + c];
-                  if (c < plan.cols) loads.add(in_base + c, sizeof(T));
-                  if (c < plan.cols) stores.add(out_base + c, sizeof(T));
+                  if (c < plan.cols) {
+                    out[out_base + c] = in[in_base + c];
+                    loads.add(in_base + c, sizeof(T));
+                    stores.add(out_base + c, sizeof(T));
+                  }
                   if (tx == kTile - 1) loads.end_warp(), stores.end_warp();
                 }
           }
@@ -136,19 +138,19 @@ void replay(const T* in, T* out, const lab::Plan& plan, Index cap, Sectors& load
               for (int y = 0; y < kTile; ++y)
                 for (int x = 0; x < kTile; ++x) {
                   const Index r = tile_r + y, c = tile_c + x;
-                  if (r < plan.rows && c < plan.cols)
+                  if (r < plan.rows && c < plan.cols) {
                     tile[y * (kTile + 1) + x] = in[in_base + r * plan.in_pitch + c];
-                  if (r < plan.rows && c < plan.cols)
                     loads.add(in_base + r * plan.in_pitch + c, sizeof(T));
+                  }
                   if (x == kTile - 1) loads.end_warp();
                 }
               for (int y = 0; y < kTile; ++y)
                 for (int x = 0; x < kTile; ++x) {
                   const Index r = tile_c + y, c = tile_r + x;
-                  if (r < plan.cols && c < plan.rows)
+                  if (r < plan.cols && c < plan.rows) {
                     out[out_base + r * plan.out_pitch + c] = tile[x * (kTile + 1) + y];
-                  if (r < plan.cols && c < plan.rows)
                     stores.add(out_base + r * plan.out_pitch + c, sizeof(T));
+                  }
                   if (x == kTile - 1) stores.end_warp();
                 }
             }
