@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -115,10 +116,52 @@ std::string csv_option(const std::string& path) {
   return path;
 }
 
+const char* const kCasesUsage =
+    "  --cases FILE  one run per line of FILE, each line's arguments added to these, in one "
+    "process\n";
+
+std::vector<CaseLine> cases_or_exit(int argc, char** argv, const std::string& program) {
+  std::vector<std::string> common;
+  std::string path;
+  bool asked = false;
+  for (int i = 0; i < argc; ++i) {
+    if (std::string(argv[i]) != "--cases") {
+      common.push_back(argv[i]);
+    } else if (asked || i + 1 >= argc || argv[i + 1][0] == '\0') {
+      std::fprintf(stderr, "%s: error: %s\n", program.c_str(),
+                   asked ? "--cases given twice" : "--cases needs a file name");
+      std::exit(kExitUsage);
+    } else {
+      asked = true;
+      path = argv[++i];
+    }
+  }
+  std::vector<CaseLine> cases;
+  if (!asked) return cases;
+  std::ifstream file(path);
+  if (!file) {
+    std::fprintf(stderr, "%s: error: --cases %s cannot be read\n", program.c_str(), path.c_str());
+    std::exit(kExitUsage);
+  }
+  std::string text;
+  for (int number = 1; std::getline(file, text); ++number) {
+    std::istringstream words(text);
+    CaseLine line{common, text, path + " line " + std::to_string(number)};
+    std::string word;
+    while (words >> word && word[0] != '#') line.args.push_back(word);
+    if (line.args.size() > common.size()) cases.push_back(line);
+  }
+  if (cases.empty()) {
+    std::fprintf(stderr, "%s: error: --cases %s holds no case\n", program.c_str(), path.c_str());
+    std::exit(kExitUsage);
+  }
+  return cases;
+}
+
 std::string usage_text(const CliSpec& spec) {
   std::string text = "usage: " + spec.program + " [ROWS [COLS]]";
   if (!spec.variants.empty()) text += " [--variant " + join(spec.variants, "|") + "|all]";
-  text += " [--dtype NAME] [--reps N] [--csv FILE]\n";
+  text += " [--dtype NAME] [--reps N] [--csv FILE] [--cases FILE]\n";
   text += "  " + spec.action + " a ROWS x COLS matrix (default " + std::to_string(kDefaultSize) +
           " x " + std::to_string(kDefaultSize) + "; COLS defaults to ROWS),\n";
   text += "  verifies it bitwise, then times it (median of N runs, default " +
@@ -126,6 +169,7 @@ std::string usage_text(const CliSpec& spec) {
   text += "  --dtype NAME  the element type, default float32: " + dtype_names(" ") + "\n";
   if (!spec.dtypes.empty()) text += "               (this step: " + spec.dtypes + ")\n";
   text += "  --csv FILE    append one row per measurement to FILE (header written once)\n";
+  text += kCasesUsage;
   if (!spec.variants.empty())
     text += "  --variant NAME  which to run, default " +
             (spec.default_variant.empty() ? std::string("all") : spec.default_variant) +

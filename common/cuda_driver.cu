@@ -254,12 +254,18 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
 
 int main(int argc, char** argv) {
   const std::vector<std::string> variants = variant_names();
-  const lab::Options options = lab::parse_options_or_exit(
-      argc, argv,
-      lab::step_cli_spec(variants, lab::kDefaultGpuReps, variants.empty() ? "" : variants[0]));
-
-  return lab::run_on_device_0(STEP_NAME, options.dtype->bytes,
-                              [&](auto element, const cudaDeviceProp& properties) {
-                                return run<decltype(element)>(options, properties);
-                              });
+  lab::CliSpec spec =
+      lab::step_cli_spec(variants, lab::kDefaultGpuReps, variants.empty() ? "" : variants[0]);
+  return lab::run_each_case(
+      argc, argv, spec.program,
+      [&](int count, char** args, const std::string& program) {
+        spec.program = program;
+        return lab::parse_options_or_exit(count, args, spec);
+      },
+      [](const lab::Options& options) {
+        return lab::run_on_device_0(STEP_NAME, options.dtype->bytes,
+                                    [&](auto element, const cudaDeviceProp& properties) {
+                                      return run<decltype(element)>(options, properties);
+                                    });
+      });
 }

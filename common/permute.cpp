@@ -75,7 +75,7 @@ Permutation parse_problem(const std::string& shape_text, const std::string& perm
 std::string usage(const std::string& program, int default_reps, const std::string& action) {
   return "usage: " + program +
          " [ROWS [COLS]] [--shape D0,D1,... --perm P0,P1,...] [--dtype NAME] [--reps N]\n"
-         "       [--csv FILE] [--explain]\n"
+         "       [--csv FILE] [--cases FILE] [--explain]\n"
          "  Permutes the axes of a row-major tensor " +
          action +
          ": output axis k is input axis Pk (numpy.transpose,\n"
@@ -90,7 +90,8 @@ std::string usage(const std::string& program, int default_reps, const std::strin
          "  --dtype NAME  the element type, default float32: " +
          dtype_names(" ") +
          "\n"
-         "  --csv FILE    append one row per measurement to FILE (header written once)\n"
+         "  --csv FILE    append one row per measurement to FILE (header written once)\n" +
+         std::string(kCasesUsage) +
          "  --explain     print the problem after axis fusion and exit\n";
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "config.hpp"
 #include "cpu_model.hpp"
 #include "host_memory.hpp"
@@ -88,13 +89,18 @@ int run(const lab::PermuteOptions& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const lab::PermuteOptions options = lab::parse_permute_options_or_exit(
-      argc, argv, std::string(STEP_NAME) + "/transpose", lab::kDefaultCpuReps,
-      "on the CPU (OMP_NUM_THREADS threads)");
-  if (options.explain) {
-    std::printf("%s\n", lab::explain(options.problem).c_str());
-    return lab::kExitOk;
-  }
-  return lab::with_storage_type(options.dtype->bytes,
-                                [&](auto element) { return run<decltype(element)>(options); });
+  return lab::run_each_case(
+      argc, argv, std::string(STEP_NAME) + "/transpose",
+      [](int count, char** args, const std::string& program) {
+        return lab::parse_permute_options_or_exit(count, args, program, lab::kDefaultCpuReps,
+                                                  "on the CPU (OMP_NUM_THREADS threads)");
+      },
+      [](const lab::PermuteOptions& options) {
+        if (options.explain) {
+          std::printf("%s\n", lab::explain(options.problem).c_str());
+          return lab::kExitOk;
+        }
+        return lab::with_storage_type(
+            options.dtype->bytes, [&](auto element) { return run<decltype(element)>(options); });
+      });
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "config.hpp"
 #include "cuda_check.cuh"
 #include "cuda_harness.cuh"
@@ -135,14 +136,20 @@ int run(const lab::PermuteOptions& options, const cudaDeviceProp& properties) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const lab::PermuteOptions options = lab::parse_permute_options_or_exit(
-      argc, argv, std::string(STEP_NAME) + "/transpose", lab::kDefaultGpuReps, "on the GPU");
-  if (options.explain) {
-    std::printf("%s\n", lab::explain(options.problem).c_str());
-    return lab::kExitOk;
-  }
-  return lab::run_on_device_0(STEP_NAME, options.dtype->bytes,
-                              [&](auto element, const cudaDeviceProp& properties) {
-                                return run<decltype(element)>(options, properties);
-                              });
+  return lab::run_each_case(
+      argc, argv, std::string(STEP_NAME) + "/transpose",
+      [](int count, char** args, const std::string& program) {
+        return lab::parse_permute_options_or_exit(count, args, program, lab::kDefaultGpuReps,
+                                                  "on the GPU");
+      },
+      [](const lab::PermuteOptions& options) {
+        if (options.explain) {
+          std::printf("%s\n", lab::explain(options.problem).c_str());
+          return lab::kExitOk;
+        }
+        return lab::run_on_device_0(STEP_NAME, options.dtype->bytes,
+                                    [&](auto element, const cudaDeviceProp& properties) {
+                                      return run<decltype(element)>(options, properties);
+                                    });
+      });
 }

@@ -1,9 +1,12 @@
 """Shared helpers: where the programs are, how to run them, and whether a GPU is here."""
 import collections
+import csv
+import dataclasses
 import fcntl
 import functools
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -77,6 +80,59 @@ def run(step, *args, threads=None, timeout=600, env_extra=None):
         env["OMP_NUM_THREADS"] = str(threads)
     return subprocess.run([str(binary(step)), *map(str, args)], capture_output=True, text=True,
                           env=env, timeout=timeout)
+
+
+# ---- Many runs in one process: a step's --cases FILE (common/cli.hpp). ----
+# Each process pays for its own CUDA context, about 0.3 s of driver time that processes started
+# side by side take in turn (measured on an H100: 16 at once ran no more runs a second than 4). So
+# the tests of one step that each make a small run (marked batched) go to one worker together,
+# and the first of them to run makes every run of the batch in one process; each test then checks
+# its own case's output, CSV rows and exit code.
+CASE_HEADING = re.compile(r"^case (\d+) of \d+: .*$", re.M)
+
+
+@dataclasses.dataclass
+class CaseRun:
+    returncode: int  # the case's own: 0 for a case that finished before the batch ended
+    stdout: str
+    stderr: str  # the batch's, given to the case that ended it
+    rows: list  # the rows the case appended to its CSV
+
+
+@functools.lru_cache(maxsize=None)
+def run_batch(step, cases, common, threads):
+    """Every case (a tuple of arguments) of `step` in one process, each with `common` and a CSV of
+    its own; a dict from case to CaseRun. A case after the one that ended the batch is missing."""
+    with tempfile.TemporaryDirectory() as scratch:
+        lines = [" ".join([*case, "--csv", f"{scratch}/{k}.csv"]) for k, case in enumerate(cases)]
+        (Path(scratch) / "cases").write_text("\n".join(lines) + "\n")
+        done = run(step, *common, "--cases", Path(scratch) / "cases", threads=threads,
+                   timeout=1800)
+        headings = list(CASE_HEADING.finditer(done.stdout))
+        results = {}
+        for k, heading in enumerate(headings):
+            end = headings[k + 1].start() if k + 1 < len(headings) else len(done.stdout)
+            last = k + 1 == len(headings)
+            csv_path = Path(scratch) / f"{int(heading.group(1)) - 1}.csv"
+            rows = list(csv.DictReader(open(csv_path, newline=""))) if csv_path.exists() else []
+            results[cases[int(heading.group(1)) - 1]] = CaseRun(
+                done.returncode if last else 0, done.stdout[heading.end() + 1:end],
+                done.stderr if last else "", rows)
+        if not headings:  # refused before any case ran: every case gets the refusal
+            results = {case: CaseRun(done.returncode, done.stdout, done.stderr, [])
+                       for case in cases}
+        return results
+
+
+def run_case(step, case, batch, *common, threads=None):
+    """The run of `case` (its arguments) made by one process that ran every case of `batch`."""
+    def words(arguments):
+        return tuple(str(a) for a in arguments)
+    results = run_batch(step, tuple(dict.fromkeys(words(c) for c in batch)), words(common),
+                        threads)
+    if words(case) not in results:
+        pytest.fail(f"{step}: the batch ended before this case; the case that ended it failed")
+    return results[words(case)]
 
 
 @functools.lru_cache(maxsize=None)
@@ -212,6 +268,8 @@ def pytest_configure(config):
                             "memory; only a few such tests run at a time")
     config.addinivalue_line("markers", "xdist_group(name): pytest-xdist runs a group on one "
                             "worker (declared here too for a run without pytest-xdist)")
+    config.addinivalue_line("markers", "batched: the test's run is one case of a batch that one "
+                            "process makes (run_case); a step's tests of it share a worker")
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
@@ -219,6 +277,10 @@ def pytest_collection_modifyitems(config, items):
     """The large tests are the longest: they start first, and each slot's share of them goes to
     one worker as a group (make test's --dist loadgroup), so no worker sits waiting for a slot
     while other tests queue behind it."""
+    for item in items:
+        if item.get_closest_marker("batched"):
+            step = getattr(item, "callspec", None) and item.callspec.params.get("step")
+            item.add_marker(pytest.mark.xdist_group(f"batch-{item.originalname}-{step}"))
     large = [item for item in items if item.get_closest_marker("large_memory")]
     slots = large_memory_slots()
     for k, item in enumerate(large):

@@ -152,3 +152,54 @@ def test_measuring_runs_take_the_labs_warm_up():
     from transpose_lab.lab import measuring_environment
     assert WARMUP_VARIABLE not in measuring_environment()
     assert measuring_environment({"NCCL_NVLS_ENABLE": "0"})["NCCL_NVLS_ENABLE"] == "0"
+
+
+# --- --cases FILE: many runs in one process (common/cli.hpp), as the tests and the grader use it.
+
+CASE_STEPS = ["CPU.omp", "PERMUTE.omp"]  # a matrix step and a chapter-3 step, both on the CPU
+
+
+@pytest.mark.parametrize("step", CASE_STEPS)
+def test_cases_run_in_turn_each_under_its_heading_with_its_own_rows(step, tmp_path):
+    lines = ["37 53 --dtype uint8", "", "# a comment", "64 --dtype complex128  # 64 x 64",
+             "1 4099"]
+    (tmp_path / "cases").write_text("\n".join(lines) + "\n")
+    done = run(step, "--reps", "1", "--csv", tmp_path / "rows.csv", "--cases", tmp_path / "cases",
+               threads=2)
+    assert done.returncode == 0, done.stderr
+    headings = [line for line in done.stdout.splitlines() if line.startswith("case ")]
+    assert headings == ["case 1 of 3: 37 53 --dtype uint8",
+                        "case 2 of 3: 64 --dtype complex128  # 64 x 64", "case 3 of 3: 1 4099"]
+    for count in (37 * 53, 64 * 64, 4099):
+        assert f"all {count} elements" in done.stdout
+    with open(tmp_path / "rows.csv") as rows:
+        dtypes = [row.split(",")[3] for row in rows.read().splitlines()[1:]]
+    assert dtypes[0] == "uint8" and dtypes[-1] == "float32" and "complex128" in dtypes
+
+
+@pytest.mark.parametrize("step", CASE_STEPS + CUDA_STEPS)
+@pytest.mark.parametrize("text,reason", [
+    ("37 53\n64 --dtype float\n", "(FILE line 2): error: unknown --dtype 'float'"),
+    ("37 53\n0\n", "(FILE line 2): error: ROWS must be at least 1"),
+    ("# nothing\n\n", "error: --cases FILE holds no case"),
+    ("37 53 --cases FILE\n", "(FILE line 1): error: unknown option '--cases'"),
+])
+def test_a_bad_case_is_refused_naming_its_line_before_any_case_runs(step, text, reason,
+                                                                   tmp_path):
+    if not binary(step).exists():
+        pytest.skip(f"{step} is not built (no nvcc?)")
+    path = tmp_path / "cases"
+    path.write_text(text.replace("FILE", str(path)))
+    done = run(step, "--reps", "1", "--cases", path)
+    assert done.returncode == EXIT_USAGE, done.stdout + done.stderr
+    assert reason.replace("FILE", str(path)) in done.stderr
+    assert "case 1 of" not in done.stdout
+
+
+@pytest.mark.parametrize("arguments,reason", [
+    (["--cases"], "--cases needs a file name"),
+    (["--cases", "no-such-file"], "--cases no-such-file cannot be read"),
+])
+def test_cases_without_a_readable_file_is_refused_in_one_line(arguments, reason):
+    done = run("CPU.omp", *arguments)
+    assert done.returncode == EXIT_USAGE and done.stderr.strip().endswith(reason), done.stderr

@@ -320,3 +320,37 @@ def test_each_planted_bug_fails_check_for_its_reason(bug, needs_gpu, tmp_path):
         # Caught by that check alone: the rest of the step is right. (The off-by-one read is
         # not held to this: where the row past the input is unmapped it can fault outright.)
         assert all(c == reasons[0][0] for c, _ in fails), done.stdout
+
+
+FAKE_CASES_PROGRAM = """#!/usr/bin/env python3
+# Takes --cases FILE as the steps do; a uint8 case fails its verification, a 3x3 one hangs.
+import sys, time
+if "--help" in sys.argv:
+    print("  --cases FILE  one run per line")
+    sys.exit(0)
+lines = open(sys.argv[sys.argv.index("--cases") + 1]).read().splitlines()
+for k, line in enumerate(lines):
+    print(f"case {k + 1} of {len(lines)}: {line}", flush=True)
+    if line.startswith("3 3"):
+        time.sleep(60)
+    if "uint8" in line:
+        print("verification FAILED at (0, 1)", file=sys.stderr)
+        sys.exit(1)
+    print("verified: all elements")
+"""
+
+
+def test_the_grader_gives_every_case_its_verdict_past_a_failing_or_hanging_one(tmp_path,
+                                                                             monkeypatch):
+    program = tmp_path / "transpose"
+    program.write_text(FAKE_CASES_PROGRAM)
+    program.chmod(0o755)
+    monkeypatch.setattr(grader, "TIMEOUT_S", 5)
+    runs = [((2, 2), "float32"), ((2, 2), "uint8"), ((4, 4), "float32"), ((3, 3), "float16"),
+            ((5, 5), "uint8"), ((6, 6), "float64")]
+    checks = grader.correctness_of_each(program, runs)
+    assert [(c.verdict, c.name) for c in checks] == [
+        ("PASS", "2x2 float32"), ("FAIL", "2x2 uint8"), ("PASS", "4x4 float32"),
+        ("FAIL", "3x3 float16"), ("FAIL", "5x5 uint8"), ("PASS", "6x6 float64")]
+    assert checks[1].detail == "verification FAILED at (0, 1)"
+    assert "did not finish in 5 s" in checks[3].detail

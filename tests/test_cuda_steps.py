@@ -6,8 +6,8 @@ import csv
 import pytest
 
 from conftest import (CUDA_STEPS, DTYPES, ELEM_BYTES, EXIT_NO_MEMORY, EXIT_SKIPPED, EXIT_USAGE,
-                      binary, gpu_unavailable_reason, run, skip_unless_memory, step_variable,
-                      supported_dtypes)
+                      binary, gpu_unavailable_reason, run, run_case, skip_unless_memory,
+                      step_variable, supported_dtypes)
 
 ODD_SHAPES = [(1, 4099), (4099, 1), (37, 4111), (2049, 1025)]
 SMALL_SHAPES = [(1, 1), (31, 33), (1000, 999)]
@@ -27,26 +27,35 @@ def step_dtype_pairs():
             if dtype in supported_dtypes(step)]
 
 
+def typed_cases(dtypes, shapes):
+    """The arguments of a run for each (type, shape): one batch (conftest.run_case)."""
+    return [[rows, cols, "--dtype", dtype] for dtype in dtypes for rows, cols in shapes]
+
+
+@pytest.mark.batched
 @pytest.mark.parametrize("step,dtype", step_dtype_pairs())
 @pytest.mark.parametrize("rows,cols", ODD_SHAPES, ids=lambda v: str(v))
-def test_gpu_step_is_exact_for_every_type(step, dtype, rows, cols, needs_gpu, tmp_path):
-    csv_path = tmp_path / "out.csv"
-    done = run(step, rows, cols, "--dtype", dtype, "--reps", 2, "--csv", csv_path)
+def test_gpu_step_is_exact_for_every_type(step, dtype, rows, cols, needs_gpu):
+    done = run_case(step, [rows, cols, "--dtype", dtype],
+                    typed_cases(supported_dtypes(step), ODD_SHAPES), "--reps", 2)
     assert done.returncode == 0, done.stderr
     assert "verified: all" in done.stdout
-    (row,) = read_rows(csv_path)
+    (row,) = done.rows
     assert row["verified"] == "yes" and (int(row["rows"]), int(row["cols"])) == (rows, cols)
     assert (row["dtype"], int(row["elem_bytes"])) == (dtype, ELEM_BYTES[dtype])
     assert row["kind"] == step_variable(step, "STEP_KIND")[0]
 
 
+FLOAT32_SHAPES = SMALL_SHAPES + [(8192, 8192)]
+
+
+@pytest.mark.batched
 @pytest.mark.parametrize("step", CUDA_STEPS)
-@pytest.mark.parametrize("rows,cols", SMALL_SHAPES + [(8192, 8192)], ids=lambda v: str(v))
-def test_gpu_step_is_exact_for_float32(step, rows, cols, needs_gpu, tmp_path):
-    csv_path = tmp_path / "out.csv"
-    done = run(step, rows, cols, "--reps", 2, "--csv", csv_path)
+@pytest.mark.parametrize("rows,cols", FLOAT32_SHAPES, ids=lambda v: str(v))
+def test_gpu_step_is_exact_for_float32(step, rows, cols, needs_gpu):
+    done = run_case(step, [rows, cols], [list(shape) for shape in FLOAT32_SHAPES], "--reps", 2)
     assert done.returncode == 0, done.stderr
-    (row,) = read_rows(csv_path)
+    (row,) = done.rows
     assert row["verified"] == "yes" and row["dtype"] == "float32"
     kernel_ms, e2e_ms = float(row["median_ms"]), float(row["e2e_ms"])
     assert kernel_ms > 0 and e2e_ms > 0
@@ -113,16 +122,16 @@ def test_without_a_gpu_the_step_says_so_in_one_line_and_exits_77(step):
 V2_VARIANTS = ["read-coalesced", "write-coalesced"]
 
 
+@pytest.mark.batched
 @pytest.mark.parametrize("variant", V2_VARIANTS)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("rows,cols", ODD_SHAPES, ids=lambda v: str(v))
-def test_each_v2_variant_is_exact_and_named_in_the_csv(variant, dtype, rows, cols, needs_gpu,
-                                                       tmp_path):
-    csv_path = tmp_path / "out.csv"
-    done = run("CUDA.v2", rows, cols, "--variant", variant, "--dtype", dtype, "--reps", 2,
-               "--csv", csv_path)
+def test_each_v2_variant_is_exact_and_named_in_the_csv(variant, dtype, rows, cols, needs_gpu):
+    done = run_case("CUDA.v2", [rows, cols, "--dtype", dtype, "--variant", variant],
+                    [case + ["--variant", v] for case in typed_cases(DTYPES, ODD_SHAPES)
+                     for v in V2_VARIANTS], "--reps", 2)
     assert done.returncode == 0, done.stderr
-    (row,) = read_rows(csv_path)
+    (row,) = done.rows
     assert (row["variant"], row["verified"], row["dtype"]) == (variant, "yes", dtype)
     assert (int(row["rows"]), int(row["cols"])) == (rows, cols)
 
@@ -152,13 +161,14 @@ def test_the_copy_step_is_declared_a_copy_and_the_others_transpose():
             assert step_variable(step, "STEP_OPERATION") == ["transpose"], step
 
 
+@pytest.mark.batched
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("rows,cols", ODD_SHAPES + [(1, 1)], ids=lambda v: str(v))
-def test_the_copy_step_is_verified_as_a_copy(dtype, rows, cols, needs_gpu, tmp_path):
-    csv_path = tmp_path / "out.csv"
-    done = run("CUDA.copy", rows, cols, "--dtype", dtype, "--reps", 2, "--csv", csv_path)
+def test_the_copy_step_is_verified_as_a_copy(dtype, rows, cols, needs_gpu):
+    done = run_case("CUDA.copy", [rows, cols, "--dtype", dtype],
+                    typed_cases(DTYPES, ODD_SHAPES + [(1, 1)]), "--reps", 2)
     assert done.returncode == 0, done.stderr
     assert f"verified: all {rows * cols} elements bitwise equal" in done.stdout
-    (row,) = read_rows(csv_path)
+    (row,) = done.rows
     assert (row["step"], row["variant"], row["verified"]) == ("CUDA.copy", "kernel", "yes")
     assert row["summary"].startswith("reference:")  # how the tables tell a reference row

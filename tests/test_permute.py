@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import (DTYPES, EXIT_NO_MEMORY, EXIT_SKIPPED, EXIT_USAGE, ROOT, binary,
+from conftest import (run_case, DTYPES, EXIT_NO_MEMORY, EXIT_SKIPPED, EXIT_USAGE, ROOT, binary,
                       gpu_unavailable_reason, run, steps_from_makefile)
 from transpose_lab import permute_cases
 
@@ -50,13 +50,16 @@ def elements(shape):
     return count
 
 
-def check_verified_run(done, shape, perm, dtype, csv_path, kind):
+def csv_rows(csv_path):
+    with open(csv_path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def check_verified_run(done, shape, perm, dtype, rows, kind):
     assert done.returncode == 0, done.stdout + done.stderr
     count = elements(shape)
     assert f"verified: all {count} elements bitwise equal to the definition" in done.stdout
     assert "last timed" in done.stdout and "FAILED" not in done.stdout
-    with open(csv_path, newline="") as handle:
-        rows = list(csv.DictReader(handle))
     assert len(rows) == 1
     row = rows[0]
     assert (row["shape"], row["perm"], row["dtype"]) == (shape.replace(",", "x"), perm, dtype)
@@ -71,7 +74,7 @@ def test_cpu_step_is_exact_on_every_type(case, dtype, tmp_path):
     csv_path = tmp_path / "permute.csv"
     done = run(CPU_STEP, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", 1,
                "--csv", csv_path, threads=2)
-    check_verified_run(done, shape, perm, dtype, csv_path, "cpu")
+    check_verified_run(done, shape, perm, dtype, csv_rows(csv_path), "cpu")
 
 
 def test_uint8_past_256_elements_takes_two_fills():
@@ -82,7 +85,7 @@ def test_uint8_past_256_elements_takes_two_fills():
 
 def test_rows_cols_is_the_short_form_of_a_transpose(tmp_path):
     done = run(CPU_STEP, 37, 53, "--reps", 1, "--csv", tmp_path / "p.csv")
-    check_verified_run(done, "37,53", "1,0", "float32", tmp_path / "p.csv", "cpu")
+    check_verified_run(done, "37,53", "1,0", "float32", csv_rows(tmp_path / "p.csv"), "cpu")
 
 
 BAD_INPUT = [
@@ -232,23 +235,24 @@ def test_the_verifier_agrees_with_an_independent_scatter(probe, shape, perm, dty
 
 # --- The GPU steps, on the same cases, where a GPU is.
 
+@pytest.mark.batched
 @pytest.mark.parametrize("step", PERMUTE_CUDA_STEPS)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_gpu_steps_are_exact_on_every_type(step, case, dtype, tmp_path, needs_gpu):
-    shape, perm = case
-    csv_path = tmp_path / "permute.csv"
-    done = run(step, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", 2,
-               "--csv", csv_path)
-    check_verified_run(done, shape, perm, dtype, csv_path, "kernel")
+def test_gpu_steps_are_exact_on_every_type(step, case, dtype, needs_gpu):
+    done = check_gpu_case(step, case, dtype, itertools.product(CASES, DTYPES), reps=2)
     assert "last end-to-end run (fill 1): verified" in done.stdout
 
 
+RANDOM_GPU_CASES = random_cases(100, seed=7, max_elements=1 << 20)
+
+
+@pytest.mark.batched
 @pytest.mark.parametrize("step", PERMUTE_CUDA_STEPS)
-@pytest.mark.parametrize("shape,perm,dtype", random_cases(100, seed=7, max_elements=1 << 20))
+@pytest.mark.parametrize("shape,perm,dtype", RANDOM_GPU_CASES)
 def test_gpu_steps_on_random_shapes(step, shape, perm, dtype, needs_gpu):
-    done = run(step, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", 1)
-    assert done.returncode == 0, done.stdout + done.stderr
+    check_gpu_case(step, (shape, perm), dtype,
+                   [((s, p), d) for s, p, d in RANDOM_GPU_CASES], reps=1)
 
 
 @pytest.mark.parametrize("step", PERMUTE_CUDA_STEPS)
@@ -381,27 +385,37 @@ def test_the_plan_probe_refuses_bad_input_in_one_line(plan_probe):
     assert done.returncode == EXIT_USAGE and done.stderr.count("\n") == 1
 
 
+@pytest.mark.batched
 @pytest.mark.parametrize("step", PERMUTE_CUDA_STEPS)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", EDGE_CASES, ids=case_id)
-def test_gpu_steps_are_exact_on_tile_edges(step, case, dtype, tmp_path, needs_gpu):
-    check_gpu_case(step, case, dtype, tmp_path, reps=2)
+def test_gpu_steps_are_exact_on_tile_edges(step, case, dtype, needs_gpu):
+    check_gpu_case(step, case, dtype, itertools.product(EDGE_CASES, DTYPES), reps=2)
 
 
-def check_gpu_case(step, case, dtype, tmp_path, reps):
-    """One verified run of a GPU step on (shape, perm), its CSV row checked."""
+def gpu_case_arguments(case, dtype):
     shape, perm = case
-    csv_path = tmp_path / "permute.csv"
-    done = run(step, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", reps,
-               "--csv", csv_path)
-    check_verified_run(done, shape, perm, dtype, csv_path, "kernel")
+    return ["--shape", shape, "--perm", perm, "--dtype", dtype]
 
 
+def check_gpu_case(step, case, dtype, batch, reps):
+    """One verified run of a GPU step on (shape, perm), its CSV row checked: made by one process
+    that runs every (case, dtype) of `batch` (conftest.run_case)."""
+    done = run_case(step, gpu_case_arguments(case, dtype),
+                    [gpu_case_arguments(c, d) for c, d in batch], "--reps", reps)
+    check_verified_run(done, *case, dtype, done.rows, "kernel")
+    return done
+
+
+THREE_SIZES = ["uint8", "float32", "complex128"]
+
+
+@pytest.mark.batched
 @pytest.mark.parametrize("step", PERMUTE_CUDA_STEPS)
-@pytest.mark.parametrize("dtype", ["uint8", "float32", "complex128"])
+@pytest.mark.parametrize("dtype", THREE_SIZES)
 @pytest.mark.parametrize("case", LARGE_GRID_CASES, ids=case_id)
-def test_gpu_steps_are_exact_past_65535_blocks(step, case, dtype, tmp_path, needs_gpu):
-    check_gpu_case(step, case, dtype, tmp_path, reps=1)
+def test_gpu_steps_are_exact_past_65535_blocks(step, case, dtype, needs_gpu):
+    check_gpu_case(step, case, dtype, itertools.product(LARGE_GRID_CASES, THREE_SIZES), reps=1)
 
 
 # --- PERMUTE.v4_small_planes's plan on the host (the same probe, mode `small`: v4's launcher
@@ -481,8 +495,9 @@ def test_make_diff_of_the_small_planes_step_is_its_kernel():
     assert any("launch_reused_permute" in line for line in added)  # v3's linked, not copied
 
 
+@pytest.mark.batched
 @pytest.mark.parametrize("step", PERMUTE_CUDA_STEPS)
-@pytest.mark.parametrize("dtype", ["uint8", "float32", "complex128"])
+@pytest.mark.parametrize("dtype", THREE_SIZES)
 @pytest.mark.parametrize("case", SMALL_PLANE_EDGES, ids=case_id)
-def test_gpu_steps_are_exact_on_short_plane_axes(step, case, dtype, tmp_path, needs_gpu):
-    check_gpu_case(step, case, dtype, tmp_path, reps=1)
+def test_gpu_steps_are_exact_on_short_plane_axes(step, case, dtype, needs_gpu):
+    check_gpu_case(step, case, dtype, itertools.product(SMALL_PLANE_EDGES, THREE_SIZES), reps=1)

@@ -11,8 +11,8 @@ import random
 
 import pytest
 
-from conftest import (CPU_STEPS, CUDA_STEPS, PIPELINE_STEPS, binary, run, steps_from_makefile,
-                      supported_dtypes)
+from conftest import (CPU_STEPS, CUDA_STEPS, PIPELINE_STEPS, binary, run, run_batch,
+                      steps_from_makefile, supported_dtypes)
 
 DISTRIBUTED_STEPS = steps_from_makefile("DISTRIBUTED_STEPS")
 SEED = int(os.environ.get("LAB_RANDOM_SEED") or random.SystemRandom().randrange(1 << 32))
@@ -73,12 +73,32 @@ def run_case(step, case, threads):
     return f"{command}: exit {done.returncode}: {(done.stderr or done.stdout).strip()[-400:]}"
 
 
+def batch_failures(step, drawn, threads):
+    """The cases of a step that takes --cases, in one process (conftest.run_batch)."""
+    arguments = [tuple(map(str, [rows, cols, "--dtype", dtype, *extra]))
+                 for rows, cols, dtype, extra in drawn]
+    results = run_batch(step, tuple(dict.fromkeys(arguments)), ("--reps", "1"), threads)
+    failures = []
+    for (rows, cols, _, _), words in zip(drawn, arguments):
+        done = results.get(words)
+        command = f"{step}/transpose --reps 1 {' '.join(words)}"
+        if done is None:
+            failures.append(f"{command}: not run, the batch ended before it")
+        elif done.returncode != 0 or f"all {rows * cols} elements" not in done.stdout:
+            failures.append(f"{command}: exit {done.returncode}: "
+                            f"{(done.stderr or done.stdout).strip()[-400:]}")
+    return failures
+
+
 def check_step(step, count, workers, threads=None):
     if not binary(step).exists():
         pytest.skip(f"{step} is not built")
     drawn = cases(step, CASES_PER_STEP or count)
-    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        failures = [f for f in pool.map(lambda c: run_case(step, c, threads), drawn) if f]
+    if step in PIPELINE_STEPS + DISTRIBUTED_STEPS:  # their drivers run one case a process
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            failures = [f for f in pool.map(lambda c: run_case(step, c, threads), drawn) if f]
+    else:
+        failures = batch_failures(step, drawn, threads)
     print(f"{step}: {len(drawn) - len(failures)} of {len(drawn)} random cases exact "
           f"(LAB_RANDOM_SEED={SEED})")
     assert not failures, (f"LAB_RANDOM_SEED={SEED}: {len(failures)} of {len(drawn)} cases "

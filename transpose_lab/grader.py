@@ -238,13 +238,53 @@ def variant_arguments(program):
 
 
 def correctness(program, shape, dtype, timeout=TIMEOUT_S, extra=()):
-    name = f"{shape_name(shape)} {dtype}"
     done = run_program([str(program), *map(str, shape), "--dtype", dtype, "--reps", "1", *extra],
                        timeout)
+    return correctness_verdict(shape, dtype, done, timeout)
+
+
+def takes_cases(program):
+    """Whether the program runs many cases in one process (--cases FILE, common/cli.hpp)."""
+    return "--cases FILE" in run_program([str(program), "--help"], TIMEOUT_S).output
+
+
+CASE_HEADING = re.compile(r"^case (\d+) of \d+: .*$", re.M)
+
+
+def correctness_of_each(program, runs, extra=()):
+    """One check per (shape, dtype) of `runs`. A program that takes --cases makes them in one
+    process (each process pays for its own CUDA context); after a case that fails, a new process
+    goes on from the next, so every case gets its verdict."""
+    if not takes_cases(program):
+        return [correctness(program, shape, dtype, extra=extra) for shape, dtype in runs]
+    checks = []
+    with tempfile.TemporaryDirectory() as scratch:
+        while len(checks) < len(runs):
+            rest = runs[len(checks):]
+            cases = Path(scratch) / "cases"
+            cases.write_text("".join(f"{shape[0]} {shape[1]} --dtype {dtype}\n"
+                                     for shape, dtype in rest))
+            done = run_program([str(program), "--reps", "1", *extra, "--cases", str(cases)],
+                               TIMEOUT_S)  # a hang ends its case, and the next process goes on
+            headings = list(CASE_HEADING.finditer(done.output))
+            for shape, dtype in rest[:max(0, len(headings) - 1)]:
+                checks.append(Check("PASS", "correctness", f"{shape_name(shape)} {dtype}",
+                                    "exact"))
+            ended = Outcome(done.returncode, done.output[headings[-1].start():] if headings
+                            else done.output, done.stderr, done.seconds)
+            shape, dtype = rest[max(0, len(headings) - 1)]
+            checks.append(correctness_verdict(shape, dtype, ended, TIMEOUT_S, timed=False))
+    return checks
+
+
+def correctness_verdict(shape, dtype, done, timeout, timed=True):
+    """The check of one run; `timed`: the run was this case's alone, so its time is the case's."""
+    name = f"{shape_name(shape)} {dtype}"
     if done.returncode is None:
         return Check("FAIL", "correctness", name, f"did not finish in {timeout} s (a hang?)")
     if done.returncode == EXIT_OK:
-        return Check("PASS", "correctness", name, f"exact, {done.seconds:.1f} s")
+        return Check("PASS", "correctness", name, f"exact, {done.seconds:.1f} s" if timed
+                     else "exact")
     if done.returncode == EXIT_NO_MEMORY:
         return Check("SKIP", "correctness", name,
                      f"not enough memory here: {last_line(done.stderr)}")
@@ -359,11 +399,10 @@ def grade(step, source_from=None, full=False, cuda_arch=None, keep=False, out=pr
                 return EXIT_SKIPPED, checks
         record(built)
         every_variant = variant_arguments(program)
-        for shape in SHAPES:
-            record(correctness(program, shape, SPEED_DTYPE, extra=every_variant))
-        for dtype in dtypes:
-            if dtype != SPEED_DTYPE:
-                record(correctness(program, DTYPE_SHAPE, dtype, extra=every_variant))
+        runs = [(shape, SPEED_DTYPE) for shape in SHAPES] + [
+            (DTYPE_SHAPE, dtype) for dtype in dtypes if dtype != SPEED_DTYPE]
+        for check in correctness_of_each(program, runs, every_variant):
+            record(check)
         large = f"{shape_name(LARGE_SHAPE)} {SPEED_DTYPE}"
         if full:
             record(correctness(program, LARGE_SHAPE, SPEED_DTYPE, LARGE_TIMEOUT_S, every_variant))
