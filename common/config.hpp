@@ -17,6 +17,9 @@ constexpr double kMaxWarmupMs = 60000.0;  // the most LAB_WARMUP_MS may ask for
 constexpr const char* kWarmupVariable = "LAB_WARMUP_MS";
 constexpr int kMaxEndToEndReps = 5;  // host->device->host round trips are slow: fewer
 constexpr int kMaxReps = 100000;     // beyond this a typo is more likely than intent
+// Freed device and pinned blocks a kernel driver keeps for its next case (common/cuda_harness.cuh),
+// of each kind: the runs that --cases batches are small.
+constexpr std::size_t kKeptBlockBytes = std::size_t{1} << 30;
 // Last-level cache size assumed where the system does not report one: above it the CPU copies
 // use streaming stores (common/streaming_copy.hpp).
 constexpr std::size_t kFallbackCacheBytes = std::size_t{32} << 20;

@@ -256,6 +256,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> variants = variant_names();
   lab::CliSpec spec =
       lab::step_cli_spec(variants, lab::kDefaultGpuReps, variants.empty() ? "" : variants[0]);
+  lab::keep_freed_blocks() = true;  // for the next case of --cases
   return lab::run_each_case(
       argc, argv, spec.program,
       [&](int count, char** args, const std::string& program) {

@@ -22,6 +22,64 @@
 
 namespace lab {
 
+// Freed blocks kept for the process's next allocations, as PyTorch's caching allocator keeps them:
+// a driver that runs many cases in one process (--cases) would otherwise pay the driver for every
+// cudaMalloc, cudaMallocHost and free, calls that processes side by side take in turn. Only the
+// drivers that ask (keep_freed_blocks) keep them, at most kKeptBlockBytes of each kind. Contents
+// are never relied on: every driver fills its input and poisons its output before each check.
+enum class BlockKind { kDevice, kPinned };
+struct KeptBlock {
+  void* pointer;
+  std::size_t bytes;
+};
+inline bool& keep_freed_blocks() {
+  static bool keep = false;
+  return keep;
+}
+inline std::vector<KeptBlock>& kept_blocks(BlockKind kind) {
+  static std::vector<KeptBlock> kept[2];
+  return kept[static_cast<int>(kind)];
+}
+inline void free_block(BlockKind kind, void* pointer) {
+  if (kind == BlockKind::kDevice) {
+    cudaFree(pointer);
+  } else {
+    cudaFreeHost(pointer);
+  }
+}
+// A kept block of at least `bytes` and at most twice that (a small request does not hold a large
+// block), or null. The device is synchronized first: the work that used the block has finished.
+inline void* take_kept_block(BlockKind kind, std::size_t bytes) {
+  std::vector<KeptBlock>& kept = kept_blocks(kind);
+  auto best = kept.end();
+  for (auto block = kept.begin(); block != kept.end(); ++block)
+    if (block->bytes >= bytes && block->bytes / 2 <= bytes &&
+        (best == kept.end() || block->bytes < best->bytes))
+      best = block;
+  if (best == kept.end()) return nullptr;
+  CUDA_CHECK(cudaDeviceSynchronize());
+  void* pointer = best->pointer;
+  kept.erase(best);
+  return pointer;
+}
+inline void give_back_block(BlockKind kind, void* pointer, std::size_t bytes) {
+  std::vector<KeptBlock>& kept = kept_blocks(kind);
+  std::size_t total = bytes;
+  for (const KeptBlock& block : kept) total += block.bytes;
+  if (keep_freed_blocks() && total <= kKeptBlockBytes) {
+    kept.push_back({pointer, bytes});
+  } else {
+    free_block(kind, pointer);
+  }
+}
+// Frees every kept block: before telling a user that the device memory is too small.
+inline void free_kept_blocks() {
+  for (BlockKind kind : {BlockKind::kDevice, BlockKind::kPinned}) {
+    for (const KeptBlock& block : kept_blocks(kind)) free_block(kind, block.pointer);
+    kept_blocks(kind).clear();
+  }
+}
+
 // A kernel step's device memory: the input, the output, the ceilings' own output (the step's last
 // timed output is verified before anything overwrites it) and the L2 flush buffer. True when they
 // fit; otherwise one line on stderr naming `problem`, the bytes needed and those free.
@@ -31,6 +89,10 @@ inline bool device_holds_the_problem(std::size_t matrix_bytes, const std::string
   CUDA_CHECK(cudaMemGetInfo(&device_free, &device_total));
   const std::size_t needed = 3 * matrix_bytes + static_cast<std::size_t>(properties.l2CacheSize);
   if (needed <= device_free) return true;
+  if (!kept_blocks(BlockKind::kDevice).empty()) {  // what an earlier case left, freed: ask again
+    free_kept_blocks();
+    return device_holds_the_problem(matrix_bytes, problem, properties);
+  }
   std::fprintf(stderr,
                "error: %s needs %s of device memory for the input, the output, the ceilings' "
                "output and the L2 flush buffer; %s has %s free of %s\n",
@@ -48,9 +110,10 @@ enum class PinnedPages { kDriver, kHuge };
 template <class T>
 struct PinnedDeleter {
   PinnedPages pages = PinnedPages::kDriver;
+  std::size_t bytes = 0;
   void operator()(T* p) const {
     if (pages == PinnedPages::kDriver) {
-      cudaFreeHost(p);
+      give_back_block(BlockKind::kPinned, p, bytes);
     } else {
       cudaHostUnregister(p);
       FreeDeleter{}(p);
@@ -60,7 +123,8 @@ struct PinnedDeleter {
 template <class T>
 using PinnedArray = std::unique_ptr<T[], PinnedDeleter<T>>;
 struct DeviceDeleter {
-  void operator()(void* p) const { cudaFree(p); }
+  std::size_t bytes = 0;
+  void operator()(void* p) const { give_back_block(BlockKind::kDevice, p, bytes); }
 };
 template <class T>
 using DeviceArray = std::unique_ptr<T[], DeviceDeleter>;
@@ -73,7 +137,8 @@ PinnedArray<T> allocate_pinned(std::size_t count, const char* what,
   void* raw = nullptr;
   bool pinned = false;
   if (pages == PinnedPages::kDriver) {
-    pinned = cudaMallocHost(&raw, bytes) == cudaSuccess;
+    raw = take_kept_block(BlockKind::kPinned, bytes);
+    pinned = raw != nullptr || cudaMallocHost(&raw, bytes) == cudaSuccess;
   } else {
     raw = allocate_host_bytes(bytes, what);
     pinned = cudaHostRegister(raw, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped) ==
@@ -85,14 +150,15 @@ PinnedArray<T> allocate_pinned(std::size_t count, const char* what,
                  format_bytes(bytes).c_str(), what);
     std::exit(kExitNoMemory);
   }
-  return PinnedArray<T>(static_cast<T*>(raw), PinnedDeleter<T>{pages});
+  return PinnedArray<T>(static_cast<T*>(raw), PinnedDeleter<T>{pages, bytes});
 }
 
 template <class T>
 DeviceArray<T> allocate_device(std::size_t count) {
-  void* raw = nullptr;
-  CUDA_CHECK(cudaMalloc(&raw, std::max<std::size_t>(count, 1) * sizeof(T)));
-  return DeviceArray<T>(static_cast<T*>(raw));
+  const std::size_t bytes = std::max<std::size_t>(count, 1) * sizeof(T);
+  void* raw = take_kept_block(BlockKind::kDevice, bytes);
+  if (raw == nullptr) CUDA_CHECK(cudaMalloc(&raw, bytes));
+  return DeviceArray<T>(static_cast<T*>(raw), DeviceDeleter{bytes});
 }
 
 // A launch checked at once: a bad configuration must not pass as a fast kernel. `program` names
@@ -236,13 +302,16 @@ inline void say_skipped(const char* program, const std::string& reason) {
 // element size (dtype.hpp), its exit code the program's.
 template <class Run>
 int run_on_device_0(const char* program, int elem_bytes, Run&& run) {
-  const std::string no_device = no_cuda_device_reason();
+  static const std::string no_device = no_cuda_device_reason();  // asked once a process
   if (!no_device.empty()) {
     say_skipped(program, no_device);
     return kExitSkipped;
   }
-  cudaDeviceProp properties;
-  CUDA_CHECK(cudaGetDeviceProperties(&properties, 0));
+  static const cudaDeviceProp properties = [] {
+    cudaDeviceProp asked;
+    CUDA_CHECK(cudaGetDeviceProperties(&asked, 0));
+    return asked;
+  }();
   return with_storage_type(elem_bytes, [&](auto element) { return run(element, properties); });
 }
 

@@ -136,6 +136,7 @@ int run(const lab::PermuteOptions& options, const cudaDeviceProp& properties) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  lab::keep_freed_blocks() = true;  // for the next case of --cases
   return lab::run_each_case(
       argc, argv, std::string(STEP_NAME) + "/transpose",
       [](int count, char** args, const std::string& program) {
