@@ -89,4 +89,16 @@ int run_each_case(int argc, char** argv, const std::string& program, Parse&& par
   return 0;
 }
 
+// run_each_case for the matrix steps: the options parsed by `spec`, run(options) for each case.
+template <class Run>
+int run_each_matrix_case(int argc, char** argv, CliSpec spec, Run&& run) {
+  return run_each_case(
+      argc, argv, spec.program,
+      [&](int count, char** args, const std::string& program) {
+        spec.program = program;
+        return parse_options_or_exit(count, args, spec);
+      },
+      run);
+}
+
 }  // namespace lab

@@ -122,14 +122,8 @@ int run(const lab::Options& options) {
 int main(int argc, char** argv) {
   std::vector<std::string> names;
   for (int i = 0; i < kCpuVariantCount; ++i) names.push_back(kCpuVariants[i].name);
-  lab::CliSpec spec = lab::step_cli_spec(names, lab::kDefaultCpuReps);
-  return lab::run_each_case(
-      argc, argv, spec.program,
-      [&](int count, char** args, const std::string& program) {
-        spec.program = program;
-        return lab::parse_options_or_exit(count, args, spec);
-      },
-      [](const lab::Options& options) {
+  return lab::run_each_matrix_case(
+      argc, argv, lab::step_cli_spec(names, lab::kDefaultCpuReps), [](const lab::Options& options) {
         return lab::with_storage_type(
             options.dtype->bytes, [&](auto element) { return run<decltype(element)>(options); });
       });

@@ -254,15 +254,10 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
 
 int main(int argc, char** argv) {
   const std::vector<std::string> variants = variant_names();
-  lab::CliSpec spec =
-      lab::step_cli_spec(variants, lab::kDefaultGpuReps, variants.empty() ? "" : variants[0]);
   lab::keep_freed_blocks() = true;  // for the next case of --cases
-  return lab::run_each_case(
-      argc, argv, spec.program,
-      [&](int count, char** args, const std::string& program) {
-        spec.program = program;
-        return lab::parse_options_or_exit(count, args, spec);
-      },
+  return lab::run_each_matrix_case(
+      argc, argv,
+      lab::step_cli_spec(variants, lab::kDefaultGpuReps, variants.empty() ? "" : variants[0]),
       [](const lab::Options& options) {
         return lab::run_on_device_0(STEP_NAME, options.dtype->bytes,
                                     [&](auto element, const cudaDeviceProp& properties) {

@@ -16,9 +16,12 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
+#include "config.hpp"
 #include "dtype.hpp"
 #include "matrix.hpp"
 #include "report.hpp"
@@ -70,6 +73,23 @@ struct PermuteOptions {
 // step in the messages, `action` says what it runs on (the CPU, the GPU) in the usage.
 PermuteOptions parse_permute_options_or_exit(int argc, char** argv, const std::string& program,
                                              int default_reps, const std::string& action);
+
+// run_each_case (cli.hpp) for chapter 3's steps: each case parsed as above, then --explain
+// printed, or run(options).
+template <class Run>
+int run_each_permute_case(int argc, char** argv, const std::string& program, int default_reps,
+                          const std::string& action, Run&& run) {
+  return run_each_case(
+      argc, argv, program,
+      [&](int count, char** args, const std::string& named) {
+        return parse_permute_options_or_exit(count, args, named, default_reps, action);
+      },
+      [&](const PermuteOptions& options) {
+        if (!options.explain) return run(options);
+        std::printf("%s\n", explain(options.problem).c_str());
+        return static_cast<int>(kExitOk);
+      });
+}
 
 // Where output element o reads from: the linear input index of the definition. Walks the output
 // in order (an odometer over its multi-index), so a whole pass costs one add per element.

@@ -89,17 +89,9 @@ int run(const lab::PermuteOptions& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return lab::run_each_case(
-      argc, argv, std::string(STEP_NAME) + "/transpose",
-      [](int count, char** args, const std::string& program) {
-        return lab::parse_permute_options_or_exit(count, args, program, lab::kDefaultCpuReps,
-                                                  "on the CPU (OMP_NUM_THREADS threads)");
-      },
-      [](const lab::PermuteOptions& options) {
-        if (options.explain) {
-          std::printf("%s\n", lab::explain(options.problem).c_str());
-          return lab::kExitOk;
-        }
+  return lab::run_each_permute_case(
+      argc, argv, std::string(STEP_NAME) + "/transpose", lab::kDefaultCpuReps,
+      "on the CPU (OMP_NUM_THREADS threads)", [](const lab::PermuteOptions& options) {
         return lab::with_storage_type(
             options.dtype->bytes, [&](auto element) { return run<decltype(element)>(options); });
       });

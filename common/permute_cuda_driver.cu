@@ -137,17 +137,9 @@ int run(const lab::PermuteOptions& options, const cudaDeviceProp& properties) {
 
 int main(int argc, char** argv) {
   lab::keep_freed_blocks() = true;  // for the next case of --cases
-  return lab::run_each_case(
-      argc, argv, std::string(STEP_NAME) + "/transpose",
-      [](int count, char** args, const std::string& program) {
-        return lab::parse_permute_options_or_exit(count, args, program, lab::kDefaultGpuReps,
-                                                  "on the GPU");
-      },
+  return lab::run_each_permute_case(
+      argc, argv, std::string(STEP_NAME) + "/transpose", lab::kDefaultGpuReps, "on the GPU",
       [](const lab::PermuteOptions& options) {
-        if (options.explain) {
-          std::printf("%s\n", lab::explain(options.problem).c_str());
-          return lab::kExitOk;
-        }
         return lab::run_on_device_0(STEP_NAME, options.dtype->bytes,
                                     [&](auto element, const cudaDeviceProp& properties) {
                                       return run<decltype(element)>(options, properties);
