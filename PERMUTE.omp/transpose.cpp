@@ -25,8 +25,9 @@ template <class T>
 constexpr Index kTile = sizeof(T) == 1   ? 128
                         : sizeof(T) <= 4 ? 64
                                          : 32;
-// Input rows this far apart or more take the buffered tile (move_tile_buffered).
-constexpr Index kPageBytes = 4096;
+// An L1 of 32 KiB in 8 ways repeats its sets every 4 KiB: input rows a multiple of this apart all
+// fall into one set, and take the buffered tile (move_tile_buffered).
+constexpr Index kCacheSetPeriodBytes = 4096;
 // Elements each thread copies at a time when whole runs move (rank 1).
 constexpr Index kCopyChunk = Index{1} << 16;
 
@@ -95,9 +96,9 @@ void move_tile(const T* in, T* out, Index in_stride_b, Index out_stride_a, Index
 
 // The same through a buffer of its own, as a GPU tile passes through shared memory: each input
 // row's piece is read whole into it, then each output row's piece written whole from it. Where
-// the tile's input rows are a page or more apart (1 MiB in a 512^3 float32 (2, 1, 0)), walking
-// straight across them keeps kTile rows in flight that fall into the same few cache sets, and
-// they evict each other before the tile is done.
+// the tile's input rows are a multiple of kCacheSetPeriodBytes apart (1 MiB in a 512^3 float32
+// (2, 1, 0)), walking straight across them keeps kTile rows in flight in one cache set, and they
+// evict each other before the tile is done.
 template <class T>
 void move_tile_buffered(const T* in, T* out, Index in_stride_b, Index out_stride_a, Index b_count,
                         Index a_count) {
@@ -113,7 +114,7 @@ void transpose_tiles(const T* in, T* out, const lab::Permutation& p) {
   const int a = p.rank - 1, b = p.perm[p.rank - 1];
   const Index extent_a = p.shape[a], extent_b = p.shape[b];
   const Index in_stride_b = p.in_stride(b), out_stride_a = p.out_stride(a);
-  const bool rows_pages_apart = in_stride_b * Index{sizeof(T)} >= kPageBytes;
+  const bool rows_share_sets = in_stride_b * Index{sizeof(T)} % kCacheSetPeriodBytes == 0;
   const Batch batch = batch_axes(p, a, b);
   const Index tiles_a = (extent_a + kTile<T> - 1) / kTile<T>;
   const Index tiles_b = (extent_b + kTile<T> - 1) / kTile<T>;
@@ -128,7 +129,7 @@ void transpose_tiles(const T* in, T* out, const lab::Permutation& p) {
         T* tile_out = out + to + a0 * out_stride_a + b0;
         const Index b_count = std::min(extent_b - b0, kTile<T>);
         const Index a_count = std::min(extent_a - a0, kTile<T>);
-        if (rows_pages_apart)
+        if (rows_share_sets)
           move_tile_buffered(tile_in, tile_out, in_stride_b, out_stride_a, b_count, a_count);
         else
           move_tile(tile_in, tile_out, in_stride_b, out_stride_a, b_count, a_count);
