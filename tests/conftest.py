@@ -279,7 +279,8 @@ def pytest_configure(config):
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
-    """The large tests are the longest: they start first, and each slot's share of them goes to
+    """A step's batched tests go to one worker as a group, so that one process makes their runs.
+    The large tests are the longest: they start first, and each slot's share of them goes to
     one worker as a group (make test's --dist loadgroup), so no worker sits waiting for a slot
     while other tests queue behind it."""
     for item in items:
