@@ -67,8 +67,13 @@ def check_verified_run(done, shape, perm, dtype, rows, kind):
     assert int(row["rows"]) * int(row["cols"]) == count  # the bytes the bandwidth counts
 
 
+# Input rows of a tile a multiple of 4 KiB apart (a row stride of 4096 elements): PERMUTE.omp moves
+# those tiles through a buffer (move_tile_buffered); whole tiles and partial ones.
+SHARED_SET_CASES = [("3,64,64", "2,1,0"), ("130,2,2048", "2,1,0"), ("2,3,4096", "0,2,1")]
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("case", CASES, ids=case_id)
+@pytest.mark.parametrize("case", CASES + SHARED_SET_CASES, ids=case_id)
 def test_cpu_step_is_exact_on_every_type(case, dtype, tmp_path):
     shape, perm = case
     csv_path = tmp_path / "permute.csv"
@@ -501,18 +506,3 @@ def test_make_diff_of_the_small_planes_step_is_its_kernel():
 @pytest.mark.parametrize("case", SMALL_PLANE_EDGES, ids=case_id)
 def test_gpu_steps_are_exact_on_short_plane_axes(step, case, dtype, needs_gpu):
     check_gpu_case(step, case, dtype, itertools.product(SMALL_PLANE_EDGES, THREE_SIZES), reps=1)
-
-
-# Input rows of a tile a multiple of 4 KiB apart (a row stride of 4096 elements): PERMUTE.omp moves
-# those tiles through a buffer (move_tile_buffered); whole tiles and partial ones, every type.
-SHARED_SET_CASES = [("3,64,64", "2,1,0"), ("130,2,2048", "2,1,0"), ("2,3,4096", "0,2,1")]
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("case", SHARED_SET_CASES, ids=case_id)
-def test_cpu_step_is_exact_where_a_tiles_rows_share_a_cache_set(case, dtype, tmp_path):
-    shape, perm = case
-    csv_path = tmp_path / "permute.csv"
-    done = run(CPU_STEP, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", 1,
-               "--csv", csv_path, threads=2)
-    check_verified_run(done, shape, perm, dtype, csv_rows(csv_path), "cpu")
