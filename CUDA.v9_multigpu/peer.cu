@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "distributed.cuh"
@@ -15,34 +16,83 @@
 namespace lab {
 namespace {
 
-// The plain tiled transpose: a tile padded by a column (v4), each thread moving TILE_DIM /
-// BLOCK_ROWS elements of it (v5). The lesson here is where a tile goes, not how it is made.
-constexpr int TILE_DIM = 32;
-constexpr int BLOCK_ROWS = 8;
+// What crosses the link is what a store writes: a warp of 4-byte stores sends 128 bytes a
+// request, a warp of 16-byte stores 512. So every thread stores 16 bytes (N elements) of an output
+// row, as in v7, and gathers them with N loads down one input column: the loads stay on the GPU's
+// own memory, which is many times faster than the link. The gathered vectors go through shared
+// memory, their cell index swizzled (XOR with the row) so that neither phase has bank conflicts.
+constexpr int TILE_COLS = 32;     // input columns a tile: a warp's loads, an element a lane
+constexpr int TILE_VECTORS = 32;  // 16-byte vectors of each output row a tile: a warp's stores
+constexpr int WARPS = 8;
+constexpr int MIN_BLOCKS = 4;  // resident a SM: enough stores in flight to cover the link's latency
+constexpr int VECTOR_BYTES = 16;
+
+template <class T>
+union Vector {  // N elements of one output row, stored as one 16-byte word where aligned
+  uint4 word;
+  T element[VECTOR_BYTES / sizeof(T)];
+};
+
+// The tiles of rank me's input band, in the order the kernel takes them: the column tiles of
+// every owner's output band, the owners interleaved (the next rank's first), so that the tiles
+// bound for the links and those that stay on the GPU run side by side rather than one after the
+// other. A tile never straddles two owners.
+struct TileOrder {
+  Decomposition plan;
+  int me;
+  Index tiles_per_owner;  // column tiles of the widest output band
+  __device__ Index count() const { return tiles_per_owner * plan.ranks; }
+  __device__ int owner(Index y) const {
+    return static_cast<int>((me + 1 + y % plan.ranks) % plan.ranks);
+  }
+  __device__ Index first_col(Index y) const {
+    return plan.col_begin(owner(y)) + y / plan.ranks * TILE_COLS;
+  }
+};
 
 // Rank me's input band (band_rows x cols) into the output bands of its owners: output row c (input
 // column c) is row c - col_begin(owner) of bands[owner], whose rows hold `rows` elements; input row
 // r of the band is column row_begin(me) + r there.
 template <class T>
-__global__ void peer_transpose_kernel(const T* in, T* const* bands, Decomposition plan, int me) {
-  __shared__ T tile[TILE_DIM][TILE_DIM + 1];
-  const Index band_rows = plan.band_rows(me), first_row = plan.row_begin(me);
-  const Index tile_r = Index{blockIdx.x} * TILE_DIM;  // blockIdx.x walks down the band, as in v6
-  // Grid y has at most 65535 blocks: wider bands are walked in strides of the grid.
-  for (Index tile_c = Index{blockIdx.y} * TILE_DIM; tile_c < plan.cols;
-       tile_c += Index{gridDim.y} * TILE_DIM) {
-    for (int j = threadIdx.y; j < TILE_DIM; j += BLOCK_ROWS) {
-      const Index r = tile_r + j, c = tile_c + threadIdx.x;
-      if (r < band_rows && c < plan.cols) tile[j][threadIdx.x] = in[r * plan.cols + c];
+__global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
+    peer_transpose_kernel(const T* in, T* const* bands, TileOrder order) {
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  constexpr int TILE_ROWS = TILE_VECTORS * N;
+  __shared__ uint4 tile[TILE_COLS][TILE_VECTORS];  // [output row][vector ^ row]
+  const Decomposition& plan = order.plan;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const Index band_rows = plan.band_rows(order.me), first_row = plan.row_begin(order.me);
+  const Index tile_r = Index{blockIdx.x} * TILE_ROWS;  // blockIdx.x walks down the band, as in v6
+  // Grid y has at most 65535 blocks: more tiles are walked in strides of the grid.
+  for (Index y = blockIdx.y; y < order.count(); y += gridDim.y) {
+    const int owner = order.owner(y);
+    const Index tile_c = order.first_col(y), col_end = plan.col_begin(owner + 1);
+    if (tile_c >= col_end) continue;  // a narrower band than the widest: the whole block skips
+    const Index c = tile_c + lane;
+    for (int v = warp; v < TILE_VECTORS; v += WARPS) {
+      Vector<T> gathered;
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        const Index r = tile_r + v * N + i;
+        gathered.element[i] = r < band_rows && c < col_end ? in[r * plan.cols + c] : T{};
+      }
+      tile[lane][v ^ lane] = gathered.word;
     }
     __syncthreads();  // outside any bounds check: every thread of the block must reach it
-    for (int j = threadIdx.y; j < TILE_DIM; j += BLOCK_ROWS) {
-      const Index c = tile_c + j, r = tile_r + threadIdx.x;
-      if (c >= plan.cols || r >= band_rows) continue;
-      // A tile's output rows belong to one rank, or to two where a band ends inside the tile; the
-      // store crosses NVLink when that rank is another GPU.
-      const int owner = plan.owner_of_col(c);
-      bands[owner][(c - plan.col_begin(owner)) * plan.rows + first_row + r] = tile[threadIdx.x][j];
+    T* band = bands[owner];
+    const Index r = tile_r + lane * N;
+    for (int j = warp; j < TILE_COLS && tile_c + j < col_end && r < band_rows; j += WARPS) {
+      // The store crosses NVLink when the owner is another GPU.
+      T* target = band + (tile_c + j - plan.col_begin(owner)) * plan.rows + first_row + r;
+      Vector<T> vector;
+      vector.word = tile[j][lane ^ j];
+      if (r + N <= band_rows && reinterpret_cast<std::uintptr_t>(target) % VECTOR_BYTES == 0) {
+        *reinterpret_cast<uint4*>(target) = vector.word;
+      } else {  // the band's last rows, or a band that starts or a matrix whose rows end mid-word
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+          if (r + i < band_rows) target[i] = vector.element[i];
+      }
     }
     __syncthreads();  // the tile is read out before the next stride fills it again
   }
@@ -50,14 +100,18 @@ __global__ void peer_transpose_kernel(const T* in, T* const* bands, Decompositio
 
 template <class T>
 LaunchShape launch_peer_transpose(const Decomposition& plan, const Rank& me) {
+  constexpr int TILE_ROWS = TILE_VECTORS * (VECTOR_BYTES / sizeof(T));
   const Index band_rows = plan.band_rows(me.rank);
   if (band_rows == 0) return {};  // an empty band sends nothing
-  const Index col_tiles = (plan.cols + TILE_DIM - 1) / TILE_DIM;
-  const dim3 block(TILE_DIM, BLOCK_ROWS);
-  const dim3 grid(static_cast<unsigned>((band_rows + TILE_DIM - 1) / TILE_DIM),
-                  static_cast<unsigned>(std::min<Index>(col_tiles, kMaxGridYZ)));
+  Index widest = 0;
+  for (int g = 0; g < plan.ranks; ++g) widest = std::max(widest, plan.band_cols(g));
+  const TileOrder order{plan, me.rank, (widest + TILE_COLS - 1) / TILE_COLS};
+  const dim3 block(WARPS * 32);
+  const dim3 grid(
+      static_cast<unsigned>((band_rows + TILE_ROWS - 1) / TILE_ROWS),
+      static_cast<unsigned>(std::min<Index>(order.tiles_per_owner * plan.ranks, kMaxGridYZ)));
   peer_transpose_kernel<<<grid, block, 0, me.compute>>>(
-      reinterpret_cast<const T*>(me.in), reinterpret_cast<T* const*>(me.bands), plan, me.rank);
+      reinterpret_cast<const T*>(me.in), reinterpret_cast<T* const*>(me.bands), order);
   CUDA_CHECK(cudaGetLastError());
   return {grid, block};
 }

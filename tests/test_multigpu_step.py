@@ -150,8 +150,14 @@ def test_every_rank_verifies_its_band(mode, shape, dtype, gpu_here, tmp_path):
 
 # The peer exchange: one kernel per rank writes its tiles straight into every rank's band (with
 # virtual ranks, the other ranks' bands on the same GPU). Every type on every odd shape with 3
-# ranks (uneven and empty bands, a band boundary inside a tile), every mode in float32.
-PEER_CASES = ([(("--virtual-ranks", 3), shape, dtype) for shape in ODD_SHAPES for dtype in DTYPES] +
+# ranks (uneven and empty bands, a band boundary inside a tile), every mode in float32. The odd
+# shapes store element by element; these take the 16-byte stores: bands that start on a whole
+# vector of every type (1536 rows: three bands of 512, a full tile of uint8), a first band that
+# ends mid-vector after a whole one (80 rows), and more column tiles than grid y holds (2100000
+# columns: 65625 tiles of 3 owners).
+PEER_VECTOR_SHAPES = [(1536, 1030), (80, 4099), (16, 2100000)]
+PEER_CASES = ([(("--virtual-ranks", 3), shape, dtype)
+               for shape in ODD_SHAPES + PEER_VECTOR_SHAPES for dtype in DTYPES] +
               [(mode, shape, "float32") for mode in MODES if mode != ("--virtual-ranks", 3)
                for shape in ODD_SHAPES])
 
@@ -334,9 +340,10 @@ def peer_variant(variant, exchange, stderr):
 
 
 # Odd shapes for the peer exchange on real GPUs: uneven bands, a band of one row, a band boundary
-# inside a tile, every element size.
+# inside a tile, every element size; and bands that start on a whole vector (16-byte stores).
 PEER_MULTI_CASES = [((37, 4111), "uint8"), ((2049, 1025), "float32"), ((1, 4099), "float16"),
-                    ((4099, 1), "complex128"), ((1000, 999), "float64")]
+                    ((4099, 1), "complex128"), ((1000, 999), "float64"), ((1536, 1030), "uint8"),
+                    ((4096, 4096), "float32"), ((1024, 3000), "bfloat16")]
 
 
 @pytest.mark.parametrize("shape,dtype", PEER_MULTI_CASES, ids=lambda v: str(v))

@@ -500,6 +500,11 @@ def test_sanitize_runs_every_supported_type_and_both_ways_down_for_a_pipeline(tm
         ("--down", "kernel"), ("--down", "copy-engine")}
     assert [extra[extra.index("--ramp") + 1] for _, _, _, extra in pipeline
             if "--ramp" in extra] == ["6"]
+    if (ROOT / "CUDA.v9_multigpu" / "transpose").is_file():  # built where NCCL is found
+        distributed = tool.runs_of("CUDA.v9_multigpu", ["uint8"])
+        assert len(distributed) == 2 * len(tool.SHAPES) + 1
+        assert all("--virtual-ranks" in extra for *_, extra in distributed)
+        assert sum("peer" in extra for *_, extra in distributed) == len(tool.SHAPES) + 1
     fake = tmp_path / "compute-sanitizer"
     fake.write_text('#!/bin/sh\nwhile [ "$1" != "${1#--}" ]; do shift 2; done\nexec "$@"\n')
     fake.chmod(0o755)

@@ -173,6 +173,14 @@ def mpi_command(mpirun, processes):
     return command
 
 
+# make multigpu's exchanges (MULTIGPU_EXCHANGES): the step's options for each.
+EXCHANGE_OPTIONS = {
+    "nccl": ["--exchange", "nccl"],
+    "registered": ["--exchange", "nccl", "--nccl-buffers", "registered"],  # NCCL without its FIFOs
+    "peer": ["--exchange", "peer"],
+}
+
+
 def multigpu(results, sizes, dtypes, gpu_counts, exchanges, reps, runs):
     csv = results / "multigpu.csv"
     logs = results / "multigpu_logs"
@@ -189,12 +197,13 @@ def multigpu(results, sizes, dtypes, gpu_counts, exchanges, reps, runs):
                 if g == 1 and exchange != "nccl":
                     continue  # one GPU exchanges nothing: one run of it is enough
                 name = f"{n}x{n}_{dtype}_gpus{g}_{exchange}"
-                args = [*common, "--exchange", exchange]
-                runs(f"{DISTRIBUTED_STEP} {n}x{n} {dtype} --gpus {g} --exchange {exchange}",
+                options = EXCHANGE_OPTIONS[exchange]
+                args, said = [*common, *options], " ".join(options)
+                runs(f"{DISTRIBUTED_STEP} {n}x{n} {dtype} --gpus {g} {said}",
                      [DISTRIBUTED, *args, "--gpus", g], log=logs / f"{name}_single.log",
                      env=MULTIGPU_ENV)
                 if mpirun is not None and not runs.skipped:
-                    runs(f"mpirun -np {g} {DISTRIBUTED_STEP} {n}x{n} {dtype} --exchange {exchange}",
+                    runs(f"mpirun -np {g} {DISTRIBUTED_STEP} {n}x{n} {dtype} {said}",
                          [*mpi_command(mpirun, g), DISTRIBUTED, *args],
                          log=logs / f"{name}_mpi.log",
                          env={**MULTIGPU_ENV, "OMP_NUM_THREADS": str(max(1, cores // g))})
@@ -223,9 +232,10 @@ def main(argv=None):
                         help="multigpu: element types")
     parser.add_argument("--gpu-counts", nargs="+", type=positive_int,
                         help="multigpu: GPU counts (default: 1, 2, 4, 8 up to the visible GPUs)")
-    parser.add_argument("--exchanges", nargs="+", choices=["nccl", "peer"],
-                        default=["nccl", "peer"],
-                        help="multigpu: the step's --exchange values (peer: on 2 GPUs or more)")
+    parser.add_argument("--exchanges", nargs="+", choices=list(EXCHANGE_OPTIONS),
+                        default=["nccl", "registered", "peer"],
+                        help="multigpu: NCCL with plain or registered buffers, peer writes (the "
+                        "last two on 2 GPUs or more)")
     parser.add_argument("--reps", type=positive_int, help="multigpu: timed runs of each program")
     args = parser.parse_args(argv)
     results = Path(args.results)

@@ -7,7 +7,9 @@ The grader runs the same checks on float32 only (its sanitizer lines); this runs
 type, where each type takes another path through a kernel (v7: the packed kernel, the realigning
 one for 1- and 2-byte elements, the element one for the rest). A host pipeline (CUDA.v8_streams)
 runs each shape both ways down, in pieces that do not divide the rows, over three streams, and
-one more shape in a ramp down to pieces of 4 rows, from host memory pinned on huge pages.
+one more shape in a ramp down to pieces of 4 rows, from host memory pinned on huge pages. A
+distributed step (CUDA.v9_multigpu) runs on three virtual ranks of one GPU, through NCCL's pipeline
+(device copies between the ranks) and through peer writes.
 One line per run, PASS or FAIL; the runs are independent programs, so --jobs of them share the
 GPU at once. Exit 0 when all passed, 1 when one failed, 2 for a bad command line, 77 (one line)
 without a GPU or without compute-sanitizer.
@@ -28,6 +30,12 @@ PIPELINE_WAYS = (["--streams", "3", "--pieces", "5", "--down", "kernel"],
 # The ramp's pieces of 4 rows take band_copy's path for rows narrower than a warp's words.
 RAMP_RUN = ((1024, 999), ["--streams", "3", "--pieces", "4", "--ramp", "6", "--host-memory", "huge",
                           "--down", "kernel"])
+# A distributed step on one GPU: three virtual ranks (uneven bands), through the pipeline of
+# chunks and through peer writes, and one shape whose bands start on whole 16-byte vectors, so
+# that the peer kernel's vector stores run as well as its element ones.
+DISTRIBUTED_WAYS = (["--virtual-ranks", "3", "--chunks", "3"],
+                    ["--virtual-ranks", "3", "--exchange", "peer"])
+VECTOR_BANDS_RUN = ((1536, 1030), ["--virtual-ranks", "3", "--exchange", "peer"])
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = (grader.EXIT_OK, grader.EXIT_FAILED,
                                                   grader.EXIT_USAGE, grader.EXIT_SKIPPED)
 
@@ -44,10 +52,12 @@ def runs_of(step, dtypes):
     if kind in grader.CPU_KINDS:
         raise grader.UsageError(f"{step} runs on the CPU: compute-sanitizer has nothing to check")
     supported = grader.make_variable(ROOT / step, "STEP_DTYPES")
-    ways = PIPELINE_WAYS if kind == "host_pipeline" else ([],)
+    ways = {"host_pipeline": PIPELINE_WAYS, "distributed": DISTRIBUTED_WAYS}.get(kind, ([],))
     shapes_ways = [(shape, way) for shape in SHAPES for way in ways]
     if kind == "host_pipeline":
         shapes_ways.append(RAMP_RUN)
+    if kind == "distributed":
+        shapes_ways.append(VECTOR_BANDS_RUN)
     return [(program, dtype, shape, way + grader.variant_arguments(program))
             for dtype in dtypes if dtype in supported for shape, way in shapes_ways]
 
