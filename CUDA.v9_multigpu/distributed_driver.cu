@@ -13,7 +13,11 @@
 // alone on the whole matrix on one GPU for comparison. The output bands are poisoned again before
 // the last timed run of the step, which every rank verifies before the ceiling (it writes the same
 // bands) runs; the single-GPU run's last timed launch is verified too (docs/verification.md).
+// A rank that dies, or a signal that stops the job, ends every rank with one line each (Faults).
+// Fault injection, for the tests: LAB_DIE_AFTER_REPS=RANK:N makes the process that owns rank RANK
+// kill itself (SIGKILL) after N timed runs.
 #include <nccl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #ifdef LAB_WITH_MPI
@@ -23,6 +27,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -73,6 +78,10 @@ struct World {
 };
 World g_world;
 std::string g_label = STEP_NAME;  // "STEP" or "STEP: rank r": what every message starts with
+// Set once this rank has said why it leaves, or a signal stops it: a signal on its way out (mpirun
+// stopping the job that its failure ends) then adds no second line (Faults, below).
+std::atomic<bool> g_said_why{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "a signal handler needs a lock-free flag");
 
 #ifdef LAB_WITH_MPI
 bool launched_by_mpi() {
@@ -83,12 +92,22 @@ bool launched_by_mpi() {
 #endif
 
 [[noreturn]] void leave(int code) {
+  if (code != lab::kExitOk) g_said_why = true;
   std::fflush(stdout);
   std::fflush(stderr);
 #ifdef LAB_WITH_MPI
   if (g_world.mpi) MPI_Finalize();
 #endif
   std::exit(code);
+}
+
+// For a rank that failed, after the line that says why: no MPI_Finalize, which would wait for
+// ranks that wait for this one (under MPI, mpirun stops the other ranks).
+[[noreturn]] void exit_failed() {
+  g_said_why = true;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::exit(lab::kExitFailed);
 }
 
 // Every rank passes its own exit code (0: fine); all leave with the largest when one is not 0.
@@ -184,10 +203,15 @@ const char* const kDistributedUsage =
   leave(lab::kExitUsage);
 }
 
+// Digits only (no sign, no spaces), six at the most: a count or a rank.
+bool whole_number(const std::string& text) {
+  return !text.empty() && text.size() <= 6 &&
+         text.find_first_not_of("0123456789") == std::string::npos;
+}
+
 int parse_count(const lab::CliSpec& spec, const std::string& flag, const char* text) {
   const std::string value = text == nullptr ? "" : text;
-  if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos ||
-      value.size() > 6)
+  if (!whole_number(value))
     usage_error(spec, flag + " needs a whole number from 1 to 999999, got '" + value + "'");
   const int n = std::atoi(value.c_str());
   if (n == 0) usage_error(spec, flag + " must be at least 1, got '" + value + "'");
@@ -325,10 +349,10 @@ void abort_and_leave(Team& team, int rank, ncclResult_t error, const char* what)
   std::fprintf(stderr, "%s: NCCL error on rank %d while %s: %s%s\n", g_label.c_str(), rank, what,
                ncclGetErrorString(error),
                error == ncclRemoteError ? " (a peer failed or left)" : "");
+  g_said_why = true;  // before the aborts, which take a while
   for (Rank& r : team.local)
     if (r.comm != nullptr) ncclCommAbort(r.comm);
-  std::fflush(stderr);
-  std::exit(lab::kExitFailed);  // under MPI, mpirun stops the other ranks
+  exit_failed();
 }
 
 // Until every stream of every local rank is idle; meanwhile NCCL's asynchronous errors (a peer
@@ -356,6 +380,80 @@ void wait_for(Team& team, const char* what) {
     }
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
+}
+
+// ---- Faults: a rank that dies, or a signal that stops the job, ends every rank in one line ----
+
+// A rank that dies (a crash, the OOM killer) leaves the others waiting in a collective; mpirun then
+// stops them with SIGTERM, as a user's Ctrl-C stops a run with SIGINT. Each says so in one line.
+// The lines are made before the handler is installed, since a handler may only write(2) and
+// _exit(2) (plain arrays: a string could be destroyed under it at exit); g_said_why keeps two
+// signals at once (Ctrl-C reaches the ranks beside mpirun's SIGTERM) to one line.
+constexpr int kStopSignals[] = {SIGTERM, SIGINT};
+constexpr const char* kStopSignalNames[] = {"SIGTERM", "SIGINT"};
+char g_stopped_lines[2][256];
+
+void say_stopped_and_leave(int number) {
+  if (!g_said_why.exchange(true)) {
+    const char* line = g_stopped_lines[number == kStopSignals[0] ? 0 : 1];
+    const ssize_t written = write(STDERR_FILENO, line, std::strlen(line));
+    (void)written;  // nothing more can be done about a stderr that is gone
+  }
+  _exit(lab::kExitFailed);
+}
+
+// Once the rank is known (g_label names it), in every mode.
+void say_one_line_when_stopped() {
+  const std::string who = g_label + (g_world.mpi ? " of " + std::to_string(g_world.size) : "");
+  const char* why = g_world.mpi ? "another rank failed, or mpirun or the user stopped the job"
+                                : "the user or a job manager stopped the run";
+  struct sigaction action = {};
+  action.sa_handler = say_stopped_and_leave;
+  sigemptyset(&action.sa_mask);
+  for (int k = 0; k < 2; ++k) {
+    std::snprintf(g_stopped_lines[k], sizeof g_stopped_lines[k], "%s: stopped by %s: %s\n",
+                  who.c_str(), kStopSignalNames[k], why);
+    sigaction(kStopSignals[k], &action, nullptr);
+  }
+}
+
+// Fault injection, for the tests: a rank that dies mid-run, at the same point of every run and
+// without a handler or a word, as a crash would end it. Where one process holds several ranks
+// (--gpus, --virtual-ranks), they all die with it.
+constexpr const char* kDieVariable = "LAB_DIE_AFTER_REPS";  // RANK:N, after N timed runs
+struct Fault {
+  int rank = -1;  // -1: none asked for
+  int after_reps = 0;
+};
+Fault g_fault;
+
+[[noreturn]] void refuse_fault(const lab::CliSpec& spec, const std::string& why) {
+  if (g_world.rank == 0)
+    std::fprintf(stderr, "%s: error: %s=%s: %s\n", spec.program.c_str(), kDieVariable,
+                 std::getenv(kDieVariable), why.c_str());
+  leave(lab::kExitUsage);
+}
+
+// Read with the command line, before any GPU work: a bad value is refused as a bad option is.
+Fault fault_asked_for(const lab::CliSpec& spec, int reps) {
+  const char* setting = std::getenv(kDieVariable);
+  if (setting == nullptr) return {};
+  const std::string text = setting;
+  const std::size_t colon = text.find(':');
+  const std::string rank = text.substr(0, colon);
+  const std::string after = colon == std::string::npos ? "" : text.substr(colon + 1);
+  if (whole_number(rank) && whole_number(after) && std::atoi(after.c_str()) < reps)
+    return {std::atoi(rank.c_str()), std::atoi(after.c_str())};
+  const std::string most = std::to_string(reps - 1) + " (--reps " + std::to_string(reps) + ")";
+  refuse_fault(
+      spec,
+      "use RANK:N: the process that owns rank RANK dies after N timed runs, N from 0 to " + most);
+}
+
+void die_here_if_asked(const Team& team, int reps_done) {
+  if (reps_done != g_fault.after_reps) return;
+  for (const Rank& r : team.local)
+    if (r.rank == g_fault.rank) raise(SIGKILL);
 }
 
 // ---- Set-up ----
@@ -954,7 +1052,7 @@ SingleGpu time_single_gpu(int device, const lab::Options& options) {
   if (!check.ok()) {
     std::fprintf(stderr, "%s (the kernel step alone on one GPU): %s\n", STEP_NAME,
                  check.describe().c_str());
-    std::exit(lab::kExitFailed);
+    exit_failed();
   }
   // Its last timed launch verified too, into an output poisoned before the series.
   lab::poison_output(host_out.get(), rows, cols, dtype, 0);
@@ -967,7 +1065,7 @@ SingleGpu time_single_gpu(int device, const lab::Options& options) {
   if (!timed.ok()) {
     std::fprintf(stderr, "%s (the kernel step alone on one GPU, last timed launch): %s\n",
                  STEP_NAME, timed.describe().c_str());
-    std::exit(lab::kExitFailed);
+    exit_failed();
   }
   CUDA_CHECK(cudaStreamDestroy(stream));
   return result;
@@ -1062,6 +1160,7 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
   // bands, run: the bands are poisoned just before it (untimed; the L2 flush follows).
   std::vector<double> step_ms, ceiling_ms, peer_copy_ms;
   for (int i = 0; i < options.reps; ++i) {
+    die_here_if_asked(team, i);
     const bool last = i == options.reps - 1;
     if (last) poison_output_bands<T>(team, buffers, dtype, 0);
     step_ms.push_back(timed_run(team, buffers, step));
@@ -1177,8 +1276,7 @@ namespace lab {
   std::fprintf(stderr, "%s: NCCL error: %s%s%s (at %s:%d in %s)\n", g_label.c_str(),
                ncclGetErrorString(status), detail != nullptr && *detail ? ": " : "",
                detail != nullptr ? detail : "", file, line, call);
-  std::fflush(stderr);
-  std::exit(kExitFailed);  // under MPI, mpirun stops the other ranks
+  exit_failed();
 }
 
 template <class T>
@@ -1215,6 +1313,7 @@ int main(int argc, char** argv) {
     g_label = std::string(STEP_NAME) + ": rank " + std::to_string(g_world.rank);
   }
 #endif
+  say_one_line_when_stopped();
   const lab::CliSpec spec = lab::step_cli_spec({}, lab::kDefaultGpuReps);
   const DistributedOptions distributed = take_distributed_options(&argc, argv, spec);
   if (g_world.mpi && distributed.gpus != 0)
@@ -1223,6 +1322,7 @@ int main(int argc, char** argv) {
     usage_error(spec, "--virtual-ranks runs in one process, not under mpirun -np " +
                           std::to_string(g_world.size));
   const lab::Options options = lab::parse_options_or_exit(argc, argv, spec);
+  g_fault = fault_asked_for(spec, options.reps);
 
   const std::string no_device = lab::no_cuda_device_reason();
   int device_count = 0;
@@ -1269,6 +1369,9 @@ int main(int argc, char** argv) {
     for (int g = 0; g < ranks; ++g) team.local.push_back(Rank{});
     for (int g = 0; g < ranks; ++g) team.local[g].rank = team.local[g].device = g;
   }
+  if (g_fault.rank >= ranks)
+    refuse_fault(spec, "rank " + std::to_string(g_fault.rank) + " is not in this run (ranks 0 to " +
+                           std::to_string(ranks - 1) + ")");
   team.virtual_ranks = virtual_mode;
   team.place = distributed.place;
   team.place_blocks = distributed.place_blocks;
