@@ -16,15 +16,16 @@
 namespace lab {
 namespace {
 
-// What crosses the link is what a store writes: a warp of 4-byte stores sends 128 bytes a
-// request, a warp of 16-byte stores 512. So every thread stores 16 bytes (N elements) of an output
-// row, as in v7, and gathers them with N loads down one input column: the loads stay on the GPU's
-// own memory, which is many times faster than the link. The gathered vectors go through shared
-// memory, their cell index swizzled (XOR with the row) so that neither phase has bank conflicts.
+// What crosses the link is what the stores write: a warp's store of 4-byte elements moves 128
+// bytes, of 16-byte words 512, a quarter of the instructions. So every thread stores 16 bytes (N
+// elements) of an output row, as in v7, and gathers them with N loads down one input column: the
+// loads stay on the GPU's own memory, which is many times faster than the link. The gathered
+// vectors go through shared memory, their cell index swizzled (XOR with the row) so that neither
+// phase has bank conflicts.
 constexpr int TILE_COLS = 32;     // input columns a tile: a warp's loads, an element a lane
 constexpr int TILE_VECTORS = 32;  // 16-byte vectors of each output row a tile: a warp's stores
 constexpr int WARPS = 8;
-constexpr int MIN_BLOCKS = 4;  // resident a SM: enough stores in flight to cover the link's latency
+constexpr int MIN_BLOCKS = 4;  // a SM: at most 64 registers a thread, many stores in flight
 constexpr int VECTOR_BYTES = 16;
 
 template <class T>
