@@ -26,7 +26,7 @@ constexpr int TILE_COLS = 32;     // input columns a tile: a warp's loads, an el
 constexpr int TILE_VECTORS = 32;  // 16-byte vectors of each output row a tile: a warp's stores
 constexpr int WARPS = 8;
 constexpr int MIN_BLOCKS = 4;  // a SM: at most 64 registers a thread, many stores in flight
-constexpr int VECTOR_BYTES = 16;
+constexpr int VECTOR_BYTES = sizeof(uint4);  // the widest load or store a thread makes
 
 template <class T>
 union Vector {  // N elements of one output row, stored as one 16-byte word where aligned
