@@ -96,7 +96,7 @@ def draw(csv_path, out, table=None):
         sys.stdout.write(markdown_table(runs))
     elif table:
         Path(table).write_text(markdown_table(runs))
-    figure, (time_axis, share_axis) = new_figure(panels=2, width=13.0, height=5.6)
+    figure, (time_axis, share_axis) = new_figure(panels=2, width=15.0, height=7.0)
     matrices = sorted({(r["dtype"], r["shape"]) for r in runs},
                       key=lambda m: (m[1][0] * m[1][1] * DTYPES[m[0]], m[0]))
     ramp = colormaps["viridis"]
@@ -134,7 +134,10 @@ def draw(csv_path, out, table=None):
     share_axis.axhline(100, color=IDEAL_COLOR, linewidth=0.8)
     share_axis.set_ylim(0, max(110, max((r["pct"] for r in runs if r["gpus"] > 1), default=0)
                                 + 5))
-    time_axis.legend(fontsize=8)
+    # Below both panels: with several matrices and exchanges the legend would cover the lines.
+    handles, labels = time_axis.get_legend_handles_labels()
+    if handles:
+        figure.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=8)
     if not any(r["gpus"] > 1 for r in runs):
         share_axis.text(0.5, 0.5, "no run on more than one GPU:\nno exchange to compare with",
                         transform=share_axis.transAxes, ha="center", va="center")
