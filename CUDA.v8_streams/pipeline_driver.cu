@@ -95,16 +95,14 @@ struct PipelineOptions {
   std::exit(lab::kExitUsage);
 }
 
-// Strict, as the shared parser: digits only, 1..max.
+// The shared parser's rule and words (digits only, 1..max), with this program's usage on error.
 unsigned long long parse_positive(const lab::CliSpec& spec, const std::string& text,
-                                  const std::string& flag, unsigned long long max) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
-    usage_error(spec, flag + " must be a positive whole number, got '" + text + "'");
-  if (text.size() > 19 || std::strtoull(text.c_str(), nullptr, 10) > max)
-    usage_error(spec, flag + " is too large: '" + text + "' (at most " + std::to_string(max) + ")");
-  const unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
-  if (value == 0) usage_error(spec, flag + " must be at least 1, got '" + text + "'");
-  return value;
+                                  const std::string& flag, long long max) {
+  try {
+    return static_cast<unsigned long long>(lab::parse_count(text, flag, max));
+  } catch (const lab::UsageError& refused) {
+    usage_error(spec, refused.what());
+  }
 }
 
 // Takes the pipeline's own options out of argv; the rest goes to the shared parser. --help is

@@ -65,6 +65,7 @@ using lab::Team;
 
 constexpr std::size_t kChunkTargetBytes = std::size_t{32} << 20;  // of an input band, by default
 constexpr int kMaxDefaultChunks = 16;
+constexpr int kMaxCount = 999999;  // the most a count option (--gpus, --chunks, ...) takes
 #ifdef LAB_WITH_MPI
 constexpr int kBusIdBytes = 32;  // a PCI bus id, "0000:1b:00.0", with room to spare
 #endif
@@ -203,19 +204,20 @@ const char* const kDistributedUsage =
   leave(lab::kExitUsage);
 }
 
-// Digits only (no sign, no spaces), six at the most: a count or a rank.
+// Digits only (no sign, no spaces), six at the most: the rank and the run count of a fault, which
+// may be 0 (the count options go through lab::parse_count).
 bool whole_number(const std::string& text) {
   return !text.empty() && text.size() <= 6 &&
          text.find_first_not_of("0123456789") == std::string::npos;
 }
 
+// The shared parser's rule and words (digits only, 1..max), with this program's usage on error.
 int parse_count(const lab::CliSpec& spec, const std::string& flag, const char* text) {
-  const std::string value = text == nullptr ? "" : text;
-  if (!whole_number(value))
-    usage_error(spec, flag + " needs a whole number from 1 to 999999, got '" + value + "'");
-  const int n = std::atoi(value.c_str());
-  if (n == 0) usage_error(spec, flag + " must be at least 1, got '" + value + "'");
-  return n;
+  try {
+    return static_cast<int>(lab::parse_count(text == nullptr ? "" : text, flag, kMaxCount));
+  } catch (const lab::UsageError& refused) {
+    usage_error(spec, refused.what());
+  }
 }
 
 // The value of a flag that names one of two ways; anything else is refused.
