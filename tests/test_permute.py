@@ -82,6 +82,25 @@ def test_cpu_step_is_exact_on_every_type(case, dtype, tmp_path):
     check_verified_run(done, shape, perm, dtype, csv_rows(csv_path), "cpu")
 
 
+# With streaming stores (forced on: by default only tensors past the last-level cache take them)
+# PERMUTE.omp writes each whole 64-byte line of an output row of 4-, 8- or 16-byte elements past
+# the cache, and the ragged ends plainly: output rows that start on a line and end inside one
+# (70 x 300), that start inside one (the 67-element rows of 5x129x67), rows shorter than a line
+# (3 channels), whole and partial tiles, with and without the buffered tile.
+STREAMING_CASES = [("70,300", "1,0"), ("5,129,67", "0,2,1"), ("3,64,64", "2,1,0"),
+                   ("130,2,2048", "2,1,0"), ("2,3,4096", "0,2,1"), ("16,8,16,8,16", "4,2,0,3,1")]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", STREAMING_CASES, ids=case_id)
+def test_cpu_step_is_exact_with_streaming_stores(case, dtype, tmp_path):
+    shape, perm = case
+    csv_path = tmp_path / "permute.csv"
+    done = run(CPU_STEP, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", 1,
+               "--csv", csv_path, threads=3, env_extra={"LAB_STREAMING_STORES": "on"})
+    check_verified_run(done, shape, perm, dtype, csv_rows(csv_path), "cpu")
+
+
 def test_uint8_past_256_elements_takes_two_fills():
     done = run(CPU_STEP, "--shape", "17,19,3", "--perm", "2,0,1", "--dtype", "uint8", "--reps", 1)
     assert done.returncode == 0, done.stderr
