@@ -121,20 +121,16 @@ inline void stream_line(void* dst, const void* line) {
     lab::stream_vector(static_cast<float*>(dst) + i, static_cast<const float*>(line) + i);
 }
 
-// The tile's output rows, each written along b. With `streaming`, every whole 64-byte line of
-// an output row is gathered in L1 and stored past the cache, so memory is not read for a line
-// that is then overwritten whole; the ragged ends of a row, plain.
+// The tile's output rows, each written along b, with streaming stores: every whole 64-byte line
+// of an output row is stored past the cache, so memory is not read for a line that is then
+// overwritten whole; the ragged ends of a row, plain. Out of line: its buffer would otherwise
+// weigh on every plain tile's call (tiles of 17 x 19 are many).
 template <class T, class Source>
-void write_tile(const Source& src, T* out, Index out_stride_a, Index b_count, Index a_count,
-                bool streaming) {
+[[gnu::noinline]] void write_tile_streamed(const Source& src, T* out, Index out_stride_a,
+                                           Index b_count, Index a_count) {
   constexpr Index kLine = kLineBytes / Index{sizeof(T)};
-  if (!streaming || b_count < kLine) {
-    for (Index ia = 0; ia < a_count; ++ia)
-      for (Index ib = 0; ib < b_count; ++ib) out[ia * out_stride_a + ib] = src(ib, ia);
-    return;
-  }
   // The whole tile transposed in L1 first, then streamed: a line gathered and at once loaded
-  // again as vectors would wait on its own byte stores.
+  // again as vectors would wait on its own element stores.
   alignas(kLineBytes) T rows[kTileElements<T>];
   for (Index ia = 0; ia < a_count; ++ia)
     for (Index ib = 0; ib < b_count; ++ib) rows[ia * b_count + ib] = src(ib, ia);
@@ -147,6 +143,21 @@ void write_tile(const Source& src, T* out, Index out_stride_a, Index b_count, In
     for (; ib + kLine <= b_count; ib += kLine) stream_line(row + ib, from + ib);
     std::copy(from + ib, from + b_count, row + ib);
   }
+}
+
+// The tile's output rows, each written along b; streamed where `streaming` and a row holds a
+// whole line (never for elements smaller than kMinStreamedElementBytes).
+template <class T, class Source>
+inline void write_tile(const Source& src, T* out, Index out_stride_a, Index b_count, Index a_count,
+                       bool streaming) {
+  if constexpr (Index{sizeof(T)} >= kMinStreamedElementBytes) {
+    if (streaming && b_count * Index{sizeof(T)} >= kLineBytes) {
+      write_tile_streamed(src, out, out_stride_a, b_count, a_count);
+      return;
+    }
+  }
+  for (Index ia = 0; ia < a_count; ++ia)
+    for (Index ib = 0; ib < b_count; ++ib) out[ia * out_stride_a + ib] = src(ib, ia);
 }
 
 // A tile through a buffer of its own, as a GPU tile passes through shared memory: each input
