@@ -12,8 +12,8 @@
 //   The threads share out the (batch, tile of b, tile of a) triples, the tiles of a innermost, so
 //   the threads running at the same time read neighbouring lines of the same input rows.
 //   In a tensor past the last-level cache, the tile's output lines of 4-byte and larger elements
-//   are written with streaming stores (write_tile), as the ceiling copy's are: a plain store
-//   would first read each line from memory only to overwrite it.
+//   are written with streaming stores (write_tile_streamed), as the ceiling copy's are: a plain
+//   store would first read each line from memory only to overwrite it.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -35,9 +35,9 @@ constexpr Index kTileElements = kTile<T>* kTile<T>;
 // A cache line: the unit memory is read and written in.
 constexpr Index kLineBytes = 64;
 constexpr int kLineFloats = kLineBytes / sizeof(float);
-// The smallest element whose output lines stream past the cache (write_tile). Streaming costs a
-// second pass over the tile in L1, element by element: for 1- and 2-byte elements that pass costs
-// more than the memory reads it saves.
+// The smallest element whose output lines stream past the cache (write_tile_streamed). Streaming
+// costs a second pass over the tile in L1, element by element: for 1- and 2-byte elements that pass
+// costs more than the memory reads it saves.
 constexpr Index kMinStreamedElementBytes = 4;
 // An L1 of 32 KiB in 8 ways repeats its sets every 4 KiB: input rows a multiple of this apart all
 // fall into one set, and take the buffered tile (move_tile_buffered).
