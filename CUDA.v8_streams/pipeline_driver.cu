@@ -505,7 +505,8 @@ int run(const lab::Options& options, const PipelineOptions& pipeline,
 }  // namespace
 
 int main(int argc, char** argv) {
-  const lab::CliSpec spec = lab::step_cli_spec({}, kDefaultPipelineReps);
+  lab::CliSpec spec = lab::step_cli_spec({}, kDefaultPipelineReps);
+  spec.cases = false;
   PipelineOptions pipeline;
   std::vector<char*> rest = take_pipeline_options(argc, argv, spec, &pipeline);
   const lab::Options options =

@@ -1316,7 +1316,8 @@ int main(int argc, char** argv) {
   }
 #endif
   say_one_line_when_stopped();
-  const lab::CliSpec spec = lab::step_cli_spec({}, lab::kDefaultGpuReps);
+  lab::CliSpec spec = lab::step_cli_spec({}, lab::kDefaultGpuReps);
+  spec.cases = false;
   const DistributedOptions distributed = take_distributed_options(&argc, argv, spec);
   if (g_world.mpi && distributed.gpus != 0)
     usage_error(spec, "under mpirun each process drives one GPU: --gpus is for one process");

@@ -161,7 +161,8 @@ std::vector<CaseLine> cases_or_exit(int argc, char** argv, const std::string& pr
 std::string usage_text(const CliSpec& spec) {
   std::string text = "usage: " + spec.program + " [ROWS [COLS]]";
   if (!spec.variants.empty()) text += " [--variant " + join(spec.variants, "|") + "|all]";
-  text += " [--dtype NAME] [--reps N] [--csv FILE] [--cases FILE]\n";
+  text += " [--dtype NAME] [--reps N] [--csv FILE]";
+  text += spec.cases ? " [--cases FILE]\n" : "\n";
   text += "  " + spec.action + " a ROWS x COLS matrix (default " + std::to_string(kDefaultSize) +
           " x " + std::to_string(kDefaultSize) + "; COLS defaults to ROWS),\n";
   text += "  verifies it bitwise, then times it (median of N runs, default " +
@@ -169,7 +170,7 @@ std::string usage_text(const CliSpec& spec) {
   text += "  --dtype NAME  the element type, default float32: " + dtype_names(" ") + "\n";
   if (!spec.dtypes.empty()) text += "               (this step: " + spec.dtypes + ")\n";
   text += "  --csv FILE    append one row per measurement to FILE (header written once)\n";
-  text += kCasesUsage;
+  if (spec.cases) text += kCasesUsage;
   if (!spec.variants.empty())
     text += "  --variant NAME  which to run, default " +
             (spec.default_variant.empty() ? std::string("all") : spec.default_variant) +

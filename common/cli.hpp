@@ -28,6 +28,8 @@ struct CliSpec {
   std::string default_variant;  // what runs without --variant; empty: every variant ("all")
   std::string action = "Transposes";  // what the program does to the matrix, for the usage
   bool openmp = false;                // the usage says that OMP_NUM_THREADS sets the threads
+  // The program takes --cases FILE; v8 and v9 set up streams or ranks once and do not.
+  bool cases = true;
 };
 
 // Parses argv; on --help prints usage and exits 0, on --list-variants prints the variant names

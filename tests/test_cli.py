@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from conftest import (CPU_STEPS, CUDA_STEPS, DTYPES, EXIT_SKIPPED, EXIT_USAGE, ROOT,
-                      WARMUP_VARIABLE, binary, run)
+from conftest import (CPU_STEPS, CUDA_STEPS, DTYPES, EXIT_SKIPPED, EXIT_USAGE, PIPELINE_STEPS,
+                      ROOT, WARMUP_VARIABLE, binary, run, steps_from_makefile)
 
 BAD_ARGUMENTS = [
     ["abc"], ["12x"], ["0"], ["-5"], ["64", "0"], ["64", "-1"], ["1e3"], ["64", "64", "64"],
@@ -203,3 +203,15 @@ def test_a_bad_case_is_refused_naming_its_line_before_any_case_runs(step, text, 
 def test_cases_without_a_readable_file_is_refused_in_one_line(arguments, reason):
     done = run("CPU.omp", *arguments)
     assert done.returncode == EXIT_USAGE and done.stderr.strip().endswith(reason), done.stderr
+
+
+@pytest.mark.parametrize("step", CPU_STEPS + CUDA_STEPS + PIPELINE_STEPS
+                         + steps_from_makefile("DISTRIBUTED_STEPS"))
+def test_a_program_takes_cases_exactly_when_its_help_says_so(step):
+    if not binary(step).exists():
+        pytest.skip(f"{step} is not built (no nvcc?)")
+    offered = "--cases FILE" in run(step, "--help").stdout
+    done = run(step, "--cases", "no-such-file")
+    assert done.returncode == EXIT_USAGE, done.stdout + done.stderr
+    said = "--cases no-such-file cannot be read" if offered else "unknown option '--cases'"
+    assert said in done.stderr, done.stderr
