@@ -4,8 +4,8 @@
 // ceiling is the faster of two copies of the same bytes timed beside the kernel: the
 // device-to-device cudaMemcpy and the lab's vector copy kernel (vector_copy.cuh), whichever moves
 // them faster on this GPU, for this size and type. A step with several launchers (kKernelVariants)
-// runs the one --variant names (default: the first), or each in turn; a copy step
-// (STEP_OPERATION) is verified as a copy.
+// runs the one --variant names (default: the first), or each in turn that can take the shape and
+// the GPU (common/cuda_step.cuh); a copy step (STEP_OPERATION) is verified as a copy.
 // What is verified and when (docs/verification.md): every fill's first run, of the step and of the
 // vector copy; the output of the last timed launch (the ceilings copy into a buffer of their own,
 // so nothing overwrites it); the vector copy's last timed run; the last end-to-end run. Each into
@@ -67,11 +67,34 @@ std::vector<const lab::KernelVariant*> selected_variants(const std::string& choi
   return selected;
 }
 
+// Why the variant --variant names cannot take this shape (bad input), or empty; "all" refuses none.
+std::string refused_shape(const lab::Options& options) {
+  for (const lab::KernelVariant* variant : selected_variants(options.variant))
+    if (options.variant != "all" && variant->refuses_shape != nullptr)
+      return variant->refuses_shape(options.rows, options.cols, options.dtype->bytes);
+  return "";
+}
+
 template <class T>
 int run(const lab::Options& options, const cudaDeviceProp& properties) {
   const lab::Dtype& dtype = *options.dtype;
   const int rows = options.rows, cols = options.cols;
   const Index count = Index{rows} * cols;
+  // A variant that cannot run this shape or on this GPU: a skip when named, left out of "all".
+  std::vector<const lab::KernelVariant*> variants;
+  for (const lab::KernelVariant* variant : selected_variants(options.variant)) {
+    std::string why = variant->refuses_shape ? variant->refuses_shape(rows, cols, dtype.bytes) : "";
+    if (why.empty() && variant->refuses_device) why = variant->refuses_device(properties);
+    if (why.empty()) {
+      variants.push_back(variant);
+    } else if (options.variant != "all") {
+      std::fprintf(stderr, "%s: skipped: %s\n", STEP_NAME, why.c_str());
+      return lab::kExitSkipped;
+    } else {
+      std::fprintf(stderr, "%s: --variant all leaves out %s: %s\n", STEP_NAME, variant->name,
+                   why.c_str());
+    }
+  }
   const std::size_t bytes = lab::matrix_bytes(rows, cols, sizeof(T));
   const std::string problem =
       std::to_string(rows) + " x " + std::to_string(cols) + " " + dtype.name;
@@ -96,7 +119,6 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
     lab::poison_output(host_out.get(), rows, cols, dtype, 0, operation);
     CUDA_CHECK(cudaMemcpy(device_out.get(), host_out.get(), bytes, cudaMemcpyHostToDevice));
   };
-  const std::vector<const lab::KernelVariant*> variants = selected_variants(options.variant);
   std::vector<LaunchShape> shapes;
   lab::Verification first_check;
   for (const lab::KernelVariant* variant : variants) {
@@ -259,6 +281,10 @@ int main(int argc, char** argv) {
       argc, argv,
       lab::step_cli_spec(variants, lab::kDefaultGpuReps, variants.empty() ? "" : variants[0]),
       [](const lab::Options& options) {
+        if (const std::string why = refused_shape(options); !why.empty()) {
+          std::fprintf(stderr, "%s: %s\n", STEP_NAME, why.c_str());
+          return lab::kExitUsage;
+        }
         return lab::run_on_device_0(STEP_NAME, options.dtype->bytes,
                                     [&](auto element, const cudaDeviceProp& properties) {
                                       return run<decltype(element)>(options, properties);

@@ -4,6 +4,8 @@
 
 #include <cuda_runtime.h>
 
+#include <string>
+
 #include "dtype.hpp"
 #include "grid_limits.cuh"  // lab::require_grid, which every launcher calls before launching
 
@@ -47,6 +49,13 @@ LaunchShape ignoring_dtype(const T* in, T* out, int rows, int cols, cudaStream_t
 // The name a step with one launcher reports in the CSV's variant column.
 inline constexpr const char* kOneKernelVariant = "kernel";
 
+// Why a variant that takes only some shapes or GPUs (CUDA.v7_packed's tma) cannot run here; empty
+// when it can. Named by --variant, a shape it refuses is bad input (one line, exit 2, before the
+// GPU is looked for) and a GPU it refuses is a skip (exit 77); --variant all leaves it out in one
+// line.
+using ShapeRefusal = std::string (*)(int rows, int cols, int elem_bytes);
+using DeviceRefusal = std::string (*)(const cudaDeviceProp& device);
+
 // A launcher that --variant can pick, instantiated for every element size (LAB_KERNEL_VARIANT).
 struct KernelVariant {
   const char* name;     // what --variant selects
@@ -56,6 +65,8 @@ struct KernelVariant {
   KernelLauncher<Bytes4> launch4;
   KernelLauncher<Bytes8> launch8;
   KernelLauncher<Bytes16> launch16;
+  ShapeRefusal refuses_shape = nullptr;    // none: every shape
+  DeviceRefusal refuses_device = nullptr;  // none: every GPU
 
   template <class T>
   KernelLauncher<T> launcher() const {
@@ -66,6 +77,13 @@ struct KernelVariant {
     if constexpr (sizeof(T) == 16) return launch16;
   }
 };
+
+// The variant, refusing what it cannot run.
+inline KernelVariant refusing(KernelVariant variant, ShapeRefusal shape, DeviceRefusal device) {
+  variant.refuses_shape = shape;
+  variant.refuses_device = device;
+  return variant;
+}
 
 }  // namespace lab
 

@@ -86,6 +86,13 @@ def test_the_copy_step_lists_the_plain_copy_first_and_the_vector_copy():
     assert refused.returncode == EXIT_USAGE and "unknown variant 'read-coalesced'" in refused.stderr
 
 
+def test_v7_lists_its_packed_kernel_first_and_tma():
+    needs_built("CUDA.v7_packed")
+    done = run("CUDA.v7_packed", "--list-variants")
+    assert done.returncode == 0 and done.stdout.split() == ["kernel", "tma"]
+    assert "default kernel" in run("CUDA.v7_packed", "--help").stdout
+
+
 @pytest.mark.parametrize("step", ["CUDA.v1", "CUDA.cublas"])
 def test_a_kernel_step_without_variants_lists_none_and_refuses_variant(step):
     needs_built(step)

@@ -2,6 +2,7 @@
 supports when a GPU is present; reported as skipped, by name, when not. Without a GPU the programs
 themselves must say so in one line and exit 77."""
 import csv
+import functools
 
 import pytest
 
@@ -172,3 +173,75 @@ def test_the_copy_step_is_verified_as_a_copy(dtype, rows, cols, needs_gpu):
     (row,) = done.rows
     assert (row["step"], row["variant"], row["verified"]) == ("CUDA.copy", "kernel", "yes")
     assert row["summary"].startswith("reference:")  # how the tables tell a reference row
+
+
+# --- CUDA.v7_packed --variant tma (tma.cu): Hopper's bulk copies, for rows of whole 16-byte units.
+
+def tma_shapes(dtype):
+    """Shapes whose input and output rows are whole 16-byte units: whole tiles; tiles cut at the
+    bottom and right edges (1040 x 4112 for uint8); n rows (1 for complex128) and n columns; and
+    enough tiles that every block of the GPU walks several, through both of its buffers."""
+    n = 16 // ELEM_BYTES[dtype]  # elements in 16 bytes
+    tile = 16 * n
+    many = {1: 24, 2: 32}.get(ELEM_BYTES[dtype], 48)  # tiles a side: 2 to 4 a block on 132 SMs
+    return [(4 * tile, 8 * tile), (4 * tile + n, 16 * tile + n), (n, 64 * tile + 3 * n),
+            (64 * tile + 3 * n, n), (many * tile + n, many * tile + 5 * n)]
+
+
+@functools.lru_cache(maxsize=None)
+def tma_unavailable_reason():
+    """None where --variant tma runs (a GPU of compute capability 9.0 or later, a build with sm_90
+    code), else the program's own words."""
+    done = run("CUDA.v7_packed", 16, 16, "--dtype", "uint8", "--variant", "tma", "--reps", 1)
+    return done.stderr.strip().splitlines()[-1] if done.returncode == EXIT_SKIPPED else None
+
+
+@pytest.fixture
+def needs_tma(needs_gpu):
+    reason = tma_unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+
+
+@pytest.mark.batched
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", range(5), ids=["tiles", "edges", "n-rows", "n-cols", "many"])
+def test_v7_tma_is_exact_for_every_type(dtype, shape, needs_tma):
+    rows, cols = tma_shapes(dtype)[shape]
+    done = run_case("CUDA.v7_packed", [rows, cols, "--dtype", dtype, "--variant", "tma"],
+                    [[r, c, "--dtype", d, "--variant", "tma"] for d in DTYPES
+                     for r, c in tma_shapes(d)], "--reps", 2)
+    assert done.returncode == 0, done.stderr
+    assert f"verified: all {rows * cols} elements" in done.stdout
+    (row,) = done.rows
+    assert (row["variant"], row["verified"], row["dtype"]) == ("tma", "yes", dtype)
+    assert (int(row["rows"]), int(row["cols"])) == (rows, cols)
+
+
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if ELEM_BYTES[d] < 16])
+@pytest.mark.parametrize("ragged", ["rows", "cols"])
+def test_v7_tma_refuses_rows_of_part_of_16_bytes_in_one_line_before_looking_for_a_gpu(dtype,
+                                                                                      ragged):
+    if not binary("CUDA.v7_packed").exists():
+        pytest.skip("CUDA.v7_packed is not built (no nvcc?)")
+    n = 16 // ELEM_BYTES[dtype]
+    rows, cols = (64 * n + 1, 64 * n) if ragged == "rows" else (64 * n, 64 * n + 1)
+    done = run("CUDA.v7_packed", rows, cols, "--dtype", dtype, "--variant", "tma")
+    assert done.returncode == EXIT_USAGE, done.stderr  # not 77: no device was looked for
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert f"--variant tma cannot take {rows} x {cols}" in line and "16 bytes" in line
+
+
+def test_v7_variant_all_leaves_tma_out_where_it_cannot_run(needs_gpu, tmp_path):
+    csv_path = tmp_path / "out.csv"
+    done = run("CUDA.v7_packed", 37, 41, "--variant", "all", "--reps", 2, "--csv", csv_path)
+    assert done.returncode == 0, done.stderr
+    assert [row["variant"] for row in read_rows(csv_path)] == ["kernel"]
+    assert "--variant all leaves out tma" in done.stderr
+    done = run("CUDA.v7_packed", 64, 128, "--variant", "all", "--reps", 2, "--csv", csv_path)
+    assert done.returncode == 0, done.stderr
+    runs_tma = tma_unavailable_reason() is None
+    assert [row["variant"] for row in read_rows(csv_path)] == ["kernel", "kernel"] + (
+        ["tma"] if runs_tma else [])
+    assert ("leaves out tma" in done.stderr) != runs_tma

@@ -189,9 +189,21 @@ def test_classify_exit_codes(code, stderr, status):
 
 FAKE_STEP = """#!{python}
 # A fake step: writes one row of the results schema for the --dtype it is given, refuses the
-# types in REFUSED (exit 2, one 'does not support' line) and fails on the ones in FAILS.
+# types in REFUSED (exit 2, one 'does not support' line) and fails on the ones in FAILS. With
+# VARIANTS, a row per variant --variant names (all: each; a variant named tma is left out of all,
+# in one line, where the columns are odd), each 5 points below the one before.
 import sys
 args = sys.argv[1:]
+variants = {variants!r}
+if "--list-variants" in args:
+    print("\\n".join(variants))
+    sys.exit(0)
+chosen = args[args.index("--variant") + 1] if "--variant" in args else "all"
+ran = [name for name in variants if chosen in ("all", name)] or ["kernel"]
+if chosen == "all" and "tma" in ran and int(args[1]) % 2:
+    ran.remove("tma")
+    print("{step}: --variant all leaves out tma: cannot take " + args[0] + " x " + args[1],
+          file=sys.stderr)
 dtype = args[args.index("--dtype") + 1] if "--dtype" in args else "float32"
 csv_path = args[args.index("--csv") + 1]
 if dtype in {refused!r}:
@@ -211,19 +223,22 @@ new = not os.path.exists(csv_path)
 with open(csv_path, "a") as out:
     if new:
         out.write(",".join({columns!r}) + "\\n")
-    out.write(",".join(map(str, ["{step}", "kernel", "fake device", dtype, elem_bytes, "{kind}",
-        rows, cols, 1, "fake", 3, ms, round(gbps, 6), round(ceiling, 6), {pct}, "", "yes",
-        "a fake step", "memcpy", round(ceiling, 6)])) + "\\n")
+    for index, variant in enumerate(ran):
+        out.write(",".join(map(str, ["{step}", variant, "fake device", dtype, elem_bytes,
+            "{kind}", rows, cols, 1, "fake", 3, ms, round(gbps, 6), round(ceiling, 6),
+            {pct} - 5 * index, "", "yes", "a fake step", "memcpy", round(ceiling, 6)])) + "\\n")
 """
 
 
-def fake_step(root, step, kind="kernel", pct=50, refused=(), fails=(), ms_scale=1.0):
+def fake_step(root, step, kind="kernel", pct=50, refused=(), fails=(), ms_scale=1.0,
+              variants=()):
     folder = root / step
     folder.mkdir(parents=True)
     program = folder / "transpose"
     program.write_text(FAKE_STEP.format(python=sys.executable, step=step, kind=kind, pct=pct,
                                         refused=set(refused), fails=set(fails),
-                                        sizes=DTYPES, columns=COLUMNS, ms_scale=ms_scale))
+                                        sizes=DTYPES, columns=COLUMNS, ms_scale=ms_scale,
+                                        variants=list(variants)))
     program.chmod(0o755)
 
 
@@ -356,6 +371,51 @@ def test_bench_compares_with_the_fastest_library_that_takes_the_type(tmp_path):
     assert {(row["step"], row["dtype"]) for row in rows} >= {("CUDA.last", "uint8"),
                                                              ("CUDA.lt", "uint8")}
     assert ("CUDA.geam", "uint8") not in {(row["step"], row["dtype"]) for row in rows}
+
+
+def test_bench_measures_the_last_steps_tma_beside_its_kernel_and_says_in_one_line_where_not(
+        tmp_path):
+    root = tmp_path / "lab"
+    fake_step(root, "CUDA.geam", pct=90, ms_scale=1.1)
+    fake_step(root, "CUDA.lt", pct=60, ms_scale=1.6)
+    fake_step(root, "CUDA.last", pct=95, variants=("kernel", "tma"))
+    csv_path = tmp_path / "bench.csv"
+    done = runner("bench", "--steps", "CUDA.lt", "CUDA.geam", "CUDA.last", "--shapes", "8x16",
+                  "8x15", "--dtypes", "uint8", "float32", "--csv", csv_path, "--root", root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    ran = {(row["variant"], row["dtype"], row["cols"]) for row in read_results(csv_path)
+           if row["step"] == "CUDA.last"}
+    assert ran == {(v, d, c) for d in ("uint8", "float32") for v, c in
+                   (("kernel", 16), ("tma", 16), ("kernel", 15))}
+    assert "CUDA.last/transpose 8 15 --dtype uint8 --variant all" in csv_path.with_suffix(
+        ".log").read_text()
+    lines = {tuple(line.split()[:3]): line.split()[3:] for line in done.stdout.splitlines()
+             if line.split()[:1] in (["uint8"], ["float32"])}
+    assert set(lines) == {(d, s, v) for d in ("uint8", "float32") for s, v in
+                          (("8x16", "kernel"), ("8x16", "tma"), ("8x15", "kernel"))}
+    assert lines["float32", "8x16", "tma"][:3] == ["90.0%", "CUDA.geam", "90.0%"]
+    (left_out,) = [line for line in done.stdout.splitlines() if "left out" in line]
+    assert left_out == "CUDA.last: left out tma: cannot take 8 x 15 (at 8x15 uint8 float32)"
+
+
+@pytest.mark.parametrize("command, extra", [
+    ("run-all", ["--rows", 8, "--cols", 16]),
+    ("sweep", ["--sizes", 8, 16]),
+    ("dtypes", ["--rows", 8, "--cols", 16, "--dtypes", "uint8", "float32"]),
+])
+def test_only_bench_runs_a_variant_beyond_the_lesson(command, extra, tmp_path):
+    root = tmp_path / "lab"
+    fake_step(root, "CUDA.last", variants=("kernel", "tma"))
+    fake_step(root, "CUDA.two", variants=("first", "second"))
+    csv_path = tmp_path / "out.csv"
+    done = runner(command, "--steps", "CUDA.last", "CUDA.two", *extra, "--csv", csv_path,
+                  "--root", root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = read_results(csv_path)
+    assert {row["variant"] for row in rows if row["step"] == "CUDA.last"} == {"kernel"}
+    assert {row["variant"] for row in rows if row["step"] == "CUDA.two"} == {"first", "second"}
+    log = csv_path.with_suffix(".log").read_text()
+    assert "--variant kernel" in log and "--variant all" in log  # the other step: every one
 
 
 @pytest.mark.parametrize("step", REFERENCE_STEPS + ["CUDA.v8_streams", "CUDA.v9_multigpu"])
@@ -513,7 +573,9 @@ def test_sanitize_runs_every_supported_type_and_both_ways_down_for_a_pipeline(tm
                     "--log", tmp_path / "log", env=env)
     if gpu_unavailable_reason() is None:
         assert done.returncode == 0, done.stdout
-        assert f"sanitize: {len(tool.SHAPES)} of {len(tool.SHAPES)} runs clean" in done.stdout
+        count = len(tool.runs_of("CUDA.v7_packed", ["uint8"]))  # with v7's shape for tma
+        assert count == len(tool.SHAPES) + 1
+        assert f"sanitize: {count} of {count} runs clean" in done.stdout
     else:
         assert done.returncode == 77 and done.stdout.startswith("sanitize: skipped:"), done.stdout
         assert len(done.stdout.strip().splitlines()) == 1

@@ -101,23 +101,30 @@ def bench_table(rows, shapes, reference, last):
 def best_library_table(rows, shapes, libraries, last):
     """One line per dtype and shape: the last step and the fastest library row measured for that
     shape and type (a library that refuses the type has no row), each as % of its own run's copy,
-    and the last step's speed over that library."""
-    header = ["dtype", "shape", f"{last} % of copy", "best library", "library % of copy",
-              f"{last} vs library"]
+    and the last step's speed over that library. Where the last step ran in several variants (v7's
+    own kernel and its tma), a line per variant that ran, named in a column of its own."""
+    variants = list(dict.fromkeys(row["variant"] for row in rows if row["step"] == last))
+    several = len(variants) > 1
+    header = ["dtype", "shape", *(["variant"] if several else []), f"{last} % of copy",
+              "best library", "library % of copy", f"{last} vs library"]
     lines = []
     for dtype in dtypes_in_order(rows) or [None]:
         for shape in shapes:
             r, c = map(int, shape.split("x"))
             here = [row for row in rows if row["dtype"] == dtype
                     and (row["rows"], row["cols"]) == (r, c)]
-            own = next((row for row in here if row["step"] == last), None)
             found = [row for row in here if row["step"] in libraries]
             best = min(found, key=lambda row: row["median_ms"]) if found else None
-            lines.append([dtype or "-", shape,
-                          f"{own['pct_of_ceiling']:.1f}%" if own else "-",
-                          best["step"] if best else "-",
-                          f"{best['pct_of_ceiling']:.1f}%" if best else "-",
-                          ratio(best["median_ms"], own["median_ms"]) if best and own else "-"])
+            for variant in variants or [None]:
+                own = next((row for row in here if row["step"] == last
+                            and variant in (None, row["variant"])), None)
+                if own is None and variant not in (None, variants[0]):
+                    continue  # a variant left out at this shape: bench says why
+                lines.append([dtype or "-", shape, *([variant] if several else []),
+                              f"{own['pct_of_ceiling']:.1f}%" if own else "-",
+                              best["step"] if best else "-",
+                              f"{best['pct_of_ceiling']:.1f}%" if best else "-",
+                              ratio(best["median_ms"], own["median_ms"]) if best and own else "-"])
     return header, lines
 
 

@@ -11,7 +11,9 @@
                                               [--dtypes T...] --csv FILE
 
 A step with variants (CPU.omp's loops, CUDA.v2's read- and write-coalesced kernels: the names its
-program prints for --list-variants) is run with --variant all: every variant, a row each.
+program prints for --list-variants) is run with --variant all: every variant, a row each. A variant
+beyond its step's lesson (CUDA.v7_packed's tma) is measured by bench alone, beside the step's own
+kernel; where the GPU or the shape refuses it, bench says so in one line.
 
 Every number comes from the CSV the programs write (never from their printed text). Exit codes of
 the programs: 0 ran and verified, 77 skipped (no CUDA device), 2 with "does not support" on
@@ -31,6 +33,11 @@ from .results_csv import DEFAULT_DTYPE, DTYPES, ResultsError, read_results
 
 from transpose_lab.lab import EXIT_NO_MEMORY, EXIT_SKIPPED, EXIT_USAGE, ROOT  # noqa: E402
 NOT_SUPPORTED_MARK = "does not support"  # a step's one line for an element type it refuses
+LEFT_OUT_MARK = "--variant all leaves out "  # a variant this GPU or shape cannot run, and why
+# Variants beyond their step's lesson (CUDA.v7_packed's tma: Hopper's bulk copies). The tables of
+# run-all, sweep and dtypes, and the texts quoting them, take one row per step and type: the step's
+# own kernel, its first variant. Only bench runs these, in the same run as that kernel.
+BEYOND_THE_LESSON = ("tma",)
 
 
 class StepRun:
@@ -39,6 +46,7 @@ class StepRun:
 
     def __init__(self, step, status, reason=""):
         self.step, self.status, self.reason = step, status, reason
+        self.left_out = []  # "VARIANT: why" for each variant that --variant all left out
 
 
 def classify(step, returncode, stderr):
@@ -46,7 +54,9 @@ def classify(step, returncode, stderr):
     lines = stderr.strip().splitlines()
     last_line = lines[-1] if lines else ""
     if returncode == 0:
-        return StepRun(step, "ok")
+        run = StepRun(step, "ok")
+        run.left_out = [line.split(LEFT_OUT_MARK, 1)[1] for line in lines if LEFT_OUT_MARK in line]
+        return run
     if returncode == EXIT_SKIPPED:  # the program's own line says why
         return StepRun(step, "skipped", last_line.split("skipped: ", 1)[-1])
     if returncode == EXIT_NO_MEMORY:  # a shape too large for this machine, said in one line
@@ -64,12 +74,20 @@ def variants_of(binary):
     return tuple(done.stdout.split()) if done.returncode == 0 else ()
 
 
-def run_step(step, args, csv_path, env=None, log=None, root=None):
+def run_step(step, args, csv_path, env=None, log=None, root=None, beyond_the_lesson=False):
+    """One program run into csv_path: every variant of the step's lesson, and with
+    beyond_the_lesson those beyond it too."""
     binary = Path(root or ROOT) / step / "transpose"
     if not binary.exists():
         return StepRun(step, "not built", f"{step}/transpose does not exist (make all)")
-    every_variant = ["--variant", "all"] if variants_of(binary) else []
-    command = [str(binary), *map(str, args), *every_variant, "--csv", str(csv_path)]
+    variants = variants_of(binary)
+    if not variants:
+        chosen = []
+    elif beyond_the_lesson or not set(variants) & set(BEYOND_THE_LESSON):
+        chosen = ["--variant", "all"]
+    else:  # a step with a variant beyond its lesson has one kernel of its own, listed first
+        chosen = ["--variant", variants[0]]
+    command = [str(binary), *map(str, args), *chosen, "--csv", str(csv_path)]
     return run_program(step, command, args, env=env, log=log)
 
 
@@ -104,6 +122,21 @@ def rows_of(csv_path):
         return read_results(csv_path) if Path(csv_path).exists() else []
     except ResultsError as error:
         sys.exit(f"error: {error}")
+
+
+def report_left_out(runs):
+    """One line per step and variant that a program left out (a GPU or a shape it cannot take):
+    the program's words at the first run, then where (each run's words are in the .log)."""
+    first, where = {}, {}
+    for run in runs:
+        for words in run.left_out:
+            key = (run.step, words.split(":", 1)[0])
+            first.setdefault(key, words)
+            where.setdefault(key, {}).setdefault(run.shape, []).append(run.dtype)
+    for (step, variant), words in first.items():
+        shapes = "; ".join(f"{shape} {' '.join(dtypes)}"
+                           for shape, dtypes in where[step, variant].items())
+        print(f"{step}: left out {words} (at {shapes})")
 
 
 def report_problems(runs):
@@ -232,14 +265,18 @@ def command_bench(args):
         for dtype in dtypes:
             for shape in args.shapes:
                 rows_count, cols_count = shape.split("x")
-                runs += [run_step(step, step_arguments(rows_count, cols_count, args, dtype),
-                                  csv_path, log=log, root=args.root)
-                         for step in args.steps]
+                for step in args.steps:
+                    run = run_step(step, step_arguments(rows_count, cols_count, args, dtype),
+                                   csv_path, log=log, root=args.root, beyond_the_lesson=True)
+                    run.shape, run.dtype = shape, dtype
+                    runs.append(run)
     rows = rows_of(csv_path)
     reference = libraries[0] if len(libraries) == 1 else libraries
     print(f"\n{last} against {' and '.join(libraries)} and the device-to-device copy, "
           f"{', '.join(dtypes)}, median kernel times, on {devices(rows)}")
-    print(format_text(*bench_table(rows, args.shapes, reference, last)))
+    header, lines = bench_table(rows, args.shapes, reference, last)
+    print(format_text(header, lines, name_columns=3 if "variant" in header else 2))
+    report_left_out(runs)
     # A library without the type is not a failure (cuBLAS geam has no 1- or 2-byte types).
     return 1 if report_problems([run for run in runs if run.status != "n/a"]) else 0
 

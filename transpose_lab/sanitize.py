@@ -5,11 +5,11 @@ small ragged shapes: `make sanitize [SANITIZE_STEPS=...] [SANITIZE_DTYPES=...]`.
 
 The grader runs the same checks on float32 only (its sanitizer lines); this runs them on every
 type, where each type takes another path through a kernel (v7: the packed kernel, the realigning
-one for 1- and 2-byte elements, the element one for the rest). A host pipeline (CUDA.v8_streams)
-runs each shape both ways down, in pieces that do not divide the rows, over three streams, and
-one more shape in a ramp down to pieces of 4 rows, from host memory pinned on huge pages. A
-distributed step (CUDA.v9_multigpu) runs on three virtual ranks of one GPU, through NCCL's pipeline
-(device copies between the ranks) and through peer writes.
+one for 1- and 2-byte elements, the element one for the rest; on Hopper, its tma variant too). A
+host pipeline (CUDA.v8_streams) runs each shape both ways down, in pieces that do not divide the
+rows, over three streams, and one more shape in a ramp down to pieces of 4 rows, from host memory
+pinned on huge pages. A distributed step (CUDA.v9_multigpu) runs on three virtual ranks of one
+GPU, through NCCL's pipeline (device copies between the ranks) and through peer writes.
 One line per run, PASS or FAIL; the runs are independent programs, so --jobs of them share the
 GPU at once. Exit 0 when all passed, 1 when one failed, 2 for a bad command line, 77 (one line)
 without a GPU or without compute-sanitizer.
@@ -36,6 +36,10 @@ RAMP_RUN = ((1024, 999), ["--streams", "3", "--pieces", "4", "--ramp", "6", "--h
 DISTRIBUTED_WAYS = (["--virtual-ranks", "3", "--chunks", "3"],
                     ["--virtual-ranks", "3", "--exchange", "peer"])
 VECTOR_BANDS_RUN = ((1536, 1030), ["--virtual-ranks", "3", "--exchange", "peer"])
+# A step with a variant for rows of whole 16-byte units only (v7's tma, which --variant all leaves
+# out of the shapes above for most types): one shape of such rows for every type, a tile and a bit
+# of a second each way.
+WHOLE_VECTORS_SHAPE = (272, 1040)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = (grader.EXIT_OK, grader.EXIT_FAILED,
                                                   grader.EXIT_USAGE, grader.EXIT_SKIPPED)
 
@@ -58,6 +62,9 @@ def runs_of(step, dtypes):
         shapes_ways.append(RAMP_RUN)
     if kind == "distributed":
         shapes_ways.append(VECTOR_BANDS_RUN)
+    variants = grader.run_program([str(program), "--list-variants"], grader.TIMEOUT_S).output
+    if "tma" in variants.split():
+        shapes_ways.append((WHOLE_VECTORS_SHAPE, []))
     return [(program, dtype, shape, way + grader.variant_arguments(program))
             for dtype in dtypes if dtype in supported for shape, way in shapes_ways]
 
