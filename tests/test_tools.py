@@ -395,7 +395,8 @@ def test_bench_measures_the_last_steps_tma_beside_its_kernel_and_says_in_one_lin
                           (("8x16", "kernel"), ("8x16", "tma"), ("8x15", "kernel"))}
     assert lines["float32", "8x16", "tma"][:3] == ["90.0%", "CUDA.geam", "90.0%"]
     (left_out,) = [line for line in done.stdout.splitlines() if "left out" in line]
-    assert left_out == "CUDA.last: left out tma: cannot take 8 x 15 (at 8x15 uint8 float32)"
+    assert left_out == ("CUDA.last: left out tma at 8x15 uint8 float32"
+                        " (the first, 8x15 uint8: cannot take 8 x 15)")
 
 
 @pytest.mark.parametrize("command, extra", [

@@ -130,13 +130,14 @@ def report_left_out(runs):
     first, where = {}, {}
     for run in runs:
         for words in run.left_out:
-            key = (run.step, words.split(":", 1)[0])
-            first.setdefault(key, words)
+            variant, why = (part.strip() for part in (words.split(":", 1) + [""])[:2])
+            key = (run.step, variant)
+            first.setdefault(key, f"{run.shape} {run.dtype}: {why}" if why else "")
             where.setdefault(key, {}).setdefault(run.shape, []).append(run.dtype)
-    for (step, variant), words in first.items():
+    for (step, variant), why in first.items():
         shapes = "; ".join(f"{shape} {' '.join(dtypes)}"
                            for shape, dtypes in where[step, variant].items())
-        print(f"{step}: left out {words} (at {shapes})")
+        print(f"{step}: left out {variant} at {shapes}" + (f" (the first, {why})" if why else ""))
 
 
 def report_problems(runs):
