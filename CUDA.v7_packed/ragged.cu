@@ -7,9 +7,9 @@
 //   whole sectors a warp; 16-byte vectors would only add a realignment), with each output row cut
 //   where its own 32-byte sectors begin (sector_kernel) when rows splits them.
 // - 1- and 2-byte elements: the packed kernel, with each row realigned on its way in and out
-//   (realign_kernel): 16-byte accesses despite the misalignment.
+//   (realign_kernel): 16-byte accesses despite the misalignment. Only the blocks at the matrix's
+//   edges check their accesses; a 1 x N or N x 1 matrix, all edge, is copied instead.
 #include <cstddef>
-#include <cstdlib>
 
 #include "../common/vector_copy.cuh"  // lab::launch_vector_copy: 1 x N and N x 1
 
@@ -86,8 +86,8 @@ LaunchShape launch_sectors(const T* in, T* out, int rows, int cols, cudaStream_t
 //   the row's offset: a choice of whole words, then one funnel shift per word (`extract`). Then
 //   the block is exactly the aligned kernel's, and so are the register transpose and the tile.
 // - Out: each aligned 16-byte vector of an output row is cut the same way from two tile cells.
-//   The vectors at the two ends of a row's piece are shared with the neighbouring tiles: only the
-//   bytes this tile owns are written there, as aligned 8-, 4-, 2- and 1-byte stores.
+//   The vectors where an output row begins and ends are shared with the rows beside it: only the
+//   row's own bytes are written there, as aligned 8-, 4-, 2- and 1-byte stores.
 // - As in v6, every piece of an output row starts where a 32-byte sector starts, so no sector is
 //   written by two blocks: the tile holds two more groups of rows (up to 31 more bytes of each
 //   output row). Where the output rows start on sectors already, it is the plain 16 groups.
@@ -95,6 +95,14 @@ LaunchShape launch_sectors(const T* in, T* out, int rows, int cols, cudaStream_t
 // each output word from single bytes there (__byte_perm), costs a shared-memory load per byte. Here
 // every 16 bytes cost two global loads, one shared store, two shared loads and one global store
 // (v6: 16 of each for uint8, 8 for float16) and about 15 integer instructions at each end.
+// Why bulk and edge blocks: with every access checked where the matrix may end, the kernel ran
+// about three times the aligned kernel's instructions, most of them in tiles that never meet an
+// edge (clamped rows, 64-bit address arithmetic per output vector, the sector cut worked out anew
+// by every thread, a choice of store per vector). So a block decides once which it is: a bulk
+// block (its tile and the rows it borrows lie inside the matrix) runs without a check, an edge
+// block (a tile at the matrix's first rows, its last rows or its last columns) takes the checked
+// path, out of line. A 1 x N or N x 1 matrix would be edge blocks only; its transpose has the
+// same bytes in the same order, so it is copied.
 using Address = std::uintptr_t;  // alignment is a property of the address, not of the index
 
 // The aligned 16 bytes at address x of the input, which starts at `in` (address begin) and ends at
@@ -188,13 +196,14 @@ __device__ int realign_cell(int out_row_local, int g) {
 template <class T>
 constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;
 
-// One tile of the realigning kernel, every access checked where the matrix may end: the whole of
-// realign_kernel, and the edge blocks of split_realign_kernel. kSectorCut: each piece of an output
-// row runs from sector start to sector start (kGroups = GROUPS + 2, or GROUPS where the rows start
-// on sectors already); without it, the piece is the tile's own 256 bytes, its two end vectors
-// shared with the neighbouring tiles (up to 17 vectors a row: a thread may write two).
-template <class T, int kGroups, bool kSectorCut = true>
-__device__ __forceinline__ void realign_tile(const T* in, T* out, int rows, int cols) {
+// The tile of an edge block, every access checked where the matrix may end: rows and columns past
+// it, input vectors that cross its first or last byte, output rows shorter than the piece. Each
+// piece of an output row runs from sector start to sector start (kGroups = GROUPS + 2, or GROUPS
+// where the rows start on sectors already). Out of line: its guarded loads need more registers
+// than the bulk tile, and a call keeps the register allocation of the two apart (inlined, ptxas
+// spills in the uint8 kernel for sm_90).
+template <class T, int kGroups>
+__device__ __noinline__ void realign_edge_tile(const T* in, T* out, int rows, int cols) {
   constexpr int E = sizeof(T), N = VECTOR_BYTES / E;
   constexpr int TILE_DIM = CHUNKS * N;  // output rows of a tile; 256 bytes of each are its own
   extern __shared__ uint4 tile[];
@@ -233,59 +242,38 @@ __device__ __forceinline__ void realign_tile(const T* in, T* out, int rows, int 
     const Address row_end = row_start + static_cast<size_t>(rows) * E;
     const Address piece = row_start + static_cast<size_t>(tile_r) * E;  // tile byte 0 goes here
     // This block writes [begin, end): from the first sector start at or after its piece, to the
-    // next block's begin (the first block from the row's start, the last up to its end).
+    // next block's begin (the first block from the row's start, the last up to its end). At most
+    // kGroups vectors: one a thread.
     const auto sector_up = [](Address a) {
       return (a + SECTOR_BYTES - 1) / SECTOR_BYTES * SECTOR_BYTES;
     };
-    const Address begin = !kSectorCut || blockIdx.x == 0 ? piece : sector_up(piece);
-    const Address end =
-        min(kSectorCut ? sector_up(piece + CHUNKS * VECTOR_BYTES) : piece + CHUNKS * VECTOR_BYTES,
-            row_end);
-    // With the cut, at most kGroups vectors a row; without it, up to CHUNKS + 1 for kGroups
-    // threads.
-    constexpr int kVectorsPerThread = kSectorCut ? 1 : 2;
-#pragma unroll
-    for (int round = 0; round < kVectorsPerThread; ++round) {
-      const Address x =
-          begin / VECTOR_BYTES * VECTOR_BYTES + (slot + round * kGroups) * VECTOR_BYTES;
-      if (x >= end) break;
-      // The vector at x holds tile bytes from x - piece on (-15 .. 272): two cells of this row.
-      const int from_piece = static_cast<int>(static_cast<std::intptr_t>(x - piece)) + VECTOR_BYTES;
-      const int lo_cell = from_piece / VECTOR_BYTES - 1, shift = from_piece % VECTOR_BYTES;
-      std::uint32_t lo[WORDS] = {}, hi[WORDS] = {}, v[WORDS];
-      if (lo_cell >= 0) {
-        const uint4 q = tile[realign_cell<N, kGroups>(out_row_local, lo_cell)];
-        lo[0] = q.x, lo[1] = q.y, lo[2] = q.z, lo[3] = q.w;
-      }
-      if (shift != 0) {
-        const uint4 q = tile[realign_cell<N, kGroups>(out_row_local, lo_cell + 1)];
-        hi[0] = q.x, hi[1] = q.y, hi[2] = q.z, hi[3] = q.w;
-      }
-      extract(lo, hi, shift, v);
-      std::uint8_t* at =
-          reinterpret_cast<std::uint8_t*>(out) + static_cast<std::ptrdiff_t>(x - out_begin);
-      const int from = x < begin ? static_cast<int>(begin - x) : 0;
-      const int to = x + VECTOR_BYTES > end ? static_cast<int>(end - x) : VECTOR_BYTES;
-      if (from == 0 && to == VECTOR_BYTES)
-        *reinterpret_cast<uint4*>(at) = make_uint4(v[0], v[1], v[2], v[3]);
-      else
-        store_bytes(at, v, from, to);  // an end of this block's piece: only the bytes it owns
+    const Address begin = blockIdx.x == 0 ? row_start : sector_up(piece);
+    const Address end = min(sector_up(piece + CHUNKS * VECTOR_BYTES), row_end);
+    const Address x = begin / VECTOR_BYTES * VECTOR_BYTES + slot * VECTOR_BYTES;
+    if (x >= end) continue;
+    // The vector at x holds tile bytes from x - piece on (-15 .. 272): two cells of this row.
+    const int from_piece = static_cast<int>(static_cast<std::intptr_t>(x - piece)) + VECTOR_BYTES;
+    const int lo_cell = from_piece / VECTOR_BYTES - 1, shift = from_piece % VECTOR_BYTES;
+    std::uint32_t lo[WORDS] = {}, hi[WORDS] = {}, v[WORDS];
+    if (lo_cell >= 0) {
+      const uint4 q = tile[realign_cell<N, kGroups>(out_row_local, lo_cell)];
+      lo[0] = q.x, lo[1] = q.y, lo[2] = q.z, lo[3] = q.w;
     }
+    if (shift != 0) {
+      const uint4 q = tile[realign_cell<N, kGroups>(out_row_local, lo_cell + 1)];
+      hi[0] = q.x, hi[1] = q.y, hi[2] = q.z, hi[3] = q.w;
+    }
+    extract(lo, hi, shift, v);
+    std::uint8_t* at =
+        reinterpret_cast<std::uint8_t*>(out) + static_cast<std::ptrdiff_t>(x - out_begin);
+    const int from = x < begin ? static_cast<int>(begin - x) : 0;
+    const int to = x + VECTOR_BYTES > end ? static_cast<int>(end - x) : VECTOR_BYTES;
+    if (from == 0 && to == VECTOR_BYTES)
+      *reinterpret_cast<uint4*>(at) = make_uint4(v[0], v[1], v[2], v[3]);
+    else
+      store_bytes(at, v, from, to);  // an end of this block's piece: only the bytes it owns
   }
 }
-
-template <class T, int kGroups>
-__global__ void __launch_bounds__(CHUNKS* kGroups, REALIGN_MIN_BLOCKS<T>)
-    realign_kernel(const T* in, T* out, int rows, int cols) {
-  realign_tile<T, kGroups>(in, out, rows, cols);
-}
-
-// ---- Candidates for the realigning path, compared on a GPU against realign_kernel ----
-// Selected at run time by LAB_RAGGED_CANDIDATE (ragged_candidate, below): temporary scaffolding so
-// that one run on a GPU measures them side by side; the one chosen replaces realign_kernel and the
-// selector goes. realign_kernel pays about three times the aligned kernel's instructions, most of
-// them for tiles that never meet an edge of the matrix: clamped rows, 64-bit address arithmetic per
-// output vector, the sector cut worked out anew by every thread, a choice of store per vector.
 
 // A bulk block: all the rows it loads (its kGroups groups, and one more row below them, so the
 // second vector of a pair never passes the matrix's end) and all its columns exist, and it is not
@@ -297,11 +285,11 @@ __device__ bool bulk_block(int rows, int cols, int tile_r, int tile_c) {
   return blockIdx.x > 0 && tile_r + kGroups * N < rows && tile_c + TILE_DIM <= cols;
 }
 
-// realign_tile for a bulk block, without a check: rows follow each other by a pointer increment
+// The tile of a bulk block, with no bounds to check: rows follow each other by a pointer increment
 // and both vectors of every pair are loaded unconditionally; the output is dealt out as whole
-// vectors, CHUNKS (CHUNKS + 1 without the cut) a row, so no thread idles and no bound is tested.
-// The row's shift and cut come from the low bits of its address in 32-bit arithmetic.
-template <class T, int kGroups, bool kSectorCut>
+// vectors, CHUNKS a row, so every thread stores in every round but the last. The row's shift and
+// cut come from the low bits of its address in 32-bit arithmetic.
+template <class T, int kGroups>
 __device__ __forceinline__ void realign_bulk_tile(const T* in, T* out, int rows, int cols,
                                                   int tile_r, int tile_c) {
   constexpr int E = sizeof(T), N = VECTOR_BYTES / E, TILE_DIM = CHUNKS * N;
@@ -327,104 +315,51 @@ __device__ __forceinline__ void realign_bulk_tile(const T* in, T* out, int rows,
         make_uint4(w[j][0], w[j][1], w[j][2], w[j][3]);
   __syncthreads();  // every thread of the block is here: the bulk test is the block's
 
-  constexpr int kRowVectors = kSectorCut ? CHUNKS : CHUNKS + 1, kThreads = CHUNKS * kGroups;
-  constexpr int kVectors = TILE_DIM * kRowVectors;
+  constexpr int kThreads = CHUNKS * kGroups, kVectors = TILE_DIM * CHUNKS;
   const Address out_begin = reinterpret_cast<Address>(out);
   auto* out_bytes = reinterpret_cast<std::uint8_t*>(out);
 #pragma unroll
   for (int round = 0; round < (kVectors + kThreads - 1) / kThreads; ++round) {
     const int i = round * kThreads + threadIdx.x;
     if (kVectors % kThreads != 0 && i >= kVectors) break;
-    const int out_row_local = i / kRowVectors, s = i % kRowVectors;
-    // Where tile byte 0 goes, from out; its address modulo a sector gives the cut.
+    const int out_row_local = i / CHUNKS, s = i % CHUNKS;
+    // Where tile byte 0 goes, from out; its address modulo a sector gives the cut: the piece runs
+    // from the sector start at or after it, 256 bytes, 16 whole vectors.
     const size_t piece =
         static_cast<size_t>(tile_c + out_row_local) * rows * E + static_cast<size_t>(tile_r) * E;
     const unsigned low = static_cast<unsigned>(out_begin + piece);
-    size_t x;  // the vector's offset from out
-    int lo_cell, hi_cell, from = 0, to = VECTOR_BYTES;
-    if constexpr (kSectorCut) {
-      // The piece runs from the sector start at or after piece, 256 bytes: 16 whole vectors.
-      const int lead = static_cast<int>((0u - low) % SECTOR_BYTES);
-      x = piece + lead + s * VECTOR_BYTES;
-      lo_cell = s + lead / VECTOR_BYTES, hi_cell = lo_cell + 1;
-    } else {
-      // The piece is [piece, piece + 256): 16 vectors when it starts on one, else 17, both ends
-      // shared with the neighbouring tiles.
-      const int misaligned = static_cast<int>(low % VECTOR_BYTES);
-      if (misaligned == 0 && s == CHUNKS) continue;
-      x = piece - misaligned + s * VECTOR_BYTES;
-      hi_cell = s + (misaligned == 0);  // s = 0, misaligned: lo_cell's bytes are not stored
-      lo_cell = max(hi_cell - 1, 0);
-      if (misaligned != 0 && s == 0) from = misaligned;
-      if (s == CHUNKS) to = misaligned;
-    }
-    const int shift = static_cast<int>((0u - low) % VECTOR_BYTES);
+    const int lead = static_cast<int>((0u - low) % SECTOR_BYTES);
+    const int lo_cell = s + lead / VECTOR_BYTES,
+              shift = static_cast<int>((0u - low) % VECTOR_BYTES);
     const uint4 a = tile[realign_cell<N, kGroups>(out_row_local, lo_cell)];
-    const uint4 b = tile[realign_cell<N, kGroups>(out_row_local, hi_cell)];
+    const uint4 b = tile[realign_cell<N, kGroups>(out_row_local, lo_cell + 1)];
     const std::uint32_t lo[WORDS] = {a.x, a.y, a.z, a.w}, hi[WORDS] = {b.x, b.y, b.z, b.w};
     std::uint32_t v[WORDS];
     extract(lo, hi, shift, v);
-    if (kSectorCut || (from == 0 && to == VECTOR_BYTES))
-      *reinterpret_cast<uint4*>(out_bytes + x) = make_uint4(v[0], v[1], v[2], v[3]);
-    else
-      store_bytes(out_bytes + x, v, from, to);
+    *reinterpret_cast<uint4*>(out_bytes + piece + lead + s * VECTOR_BYTES) =
+        make_uint4(v[0], v[1], v[2], v[3]);
   }
 }
 
-// kMinBlocks blocks of `threads`, or as many as an SM holds: 1024 threads on sm_75 (a larger hint
-// is ignored with a warning), at least 1536 on the later GPUs.
-__host__ __device__ constexpr int fitting_blocks(int blocks, int threads) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-  return blocks * threads <= 1024 ? blocks : 1024 / threads;
-#else
-  return blocks;
-#endif
-}
-
-// realign_tile out of line: its guarded loads need more registers than the bulk path, and a call
-// keeps the register allocation of the two apart (inlined, a cap of 72 or 80 registers made the
-// bulk path spill several times as much).
-template <class T, int kGroups, bool kSectorCut>
-__device__ __noinline__ void realign_edge_tile(const T* in, T* out, int rows, int cols) {
-  realign_tile<T, kGroups, kSectorCut>(in, out, rows, cols);
-}
-
-// Bulk blocks through realign_bulk_tile, the others (the first and last tile of each row of tiles,
-// the last tile column) through realign_tile. kMinBlocks: blocks an SM that the registers allow.
-template <class T, int kGroups, int kMinBlocks, bool kSectorCut>
-__global__ void __launch_bounds__(CHUNKS* kGroups, fitting_blocks(kMinBlocks, CHUNKS* kGroups))
-    split_realign_kernel(const T* in, T* out, int rows, int cols) {
+// Bulk blocks through realign_bulk_tile; the others (tiles at the first rows, the last rows or
+// the last columns) through realign_edge_tile.
+template <class T, int kGroups>
+__global__ void __launch_bounds__(CHUNKS* kGroups, REALIGN_MIN_BLOCKS<T>)
+    realign_kernel(const T* in, T* out, int rows, int cols) {
   constexpr int TILE_DIM = CHUNKS * (VECTOR_BYTES / sizeof(T));
   const int tile_r = blockIdx.x * TILE_DIM, tile_c = tile_column(cols, TILE_DIM);
   if (bulk_block<T, kGroups>(rows, cols, tile_r, tile_c))
-    realign_bulk_tile<T, kGroups, kSectorCut>(in, out, rows, cols, tile_r, tile_c);
+    realign_bulk_tile<T, kGroups>(in, out, rows, cols, tile_r, tile_c);
   else
-    realign_edge_tile<T, kGroups, kSectorCut>(in, out, rows, cols);
+    realign_edge_tile<T, kGroups>(in, out, rows, cols);
 }
 
-// Candidate 2's and 3's occupancy: a block more an SM than REALIGN_MIN_BLOCKS, which the simpler
-// bulk path may now afford (uint8: 72 registers at 288 threads, 80 at 256; 2-byte: 56 and 64).
-// For uint8 the 64 registers of the 16 x 16 block leave little: ptxas spills a few words.
-template <class T>
-constexpr int REALIGN_MORE_BLOCKS = REALIGN_MIN_BLOCKS<T> + 1;
-
-// LAB_RAGGED_CANDIDATE, read once (temporary scaffolding, see above): 0 (or unset) realign_kernel;
-// 1 split_realign_kernel at realign_kernel's occupancy; 2 the same at REALIGN_MORE_BLOCKS; 3 the
-// same without the sector cut (GROUPS groups, 256 threads) at REALIGN_MORE_BLOCKS. 1 to 3 also
-// copy a 1 x N or N x 1 matrix, whose transpose has the same bytes in the same order.
-inline int ragged_candidate() {
-  static const int candidate = [] {
-    const char* text = std::getenv("LAB_RAGGED_CANDIDATE");
-    return text == nullptr ? 0 : std::atoi(text);
-  }();
-  return candidate;
-}
-
+// A copy for 1 x N and N x 1 (see above); else realign_kernel, with the two more groups of the
+// sector cut where the output rows need them.
 template <class T>
 LaunchShape launch_realigned(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   constexpr int TILE_DIM = CHUNKS * (VECTOR_BYTES / sizeof(T));
-  const int candidate = ragged_candidate();
-  if (candidate != 0 && (rows == 1 || cols == 1))
+  if (rows == 1 || cols == 1)
     return lab::launch_vector_copy(in, out, static_cast<size_t>(rows) * cols * sizeof(T), stream);
   const dim3 grid = tile_grid(rows, cols, TILE_DIM);
   lab::require_grid(grid, lab::GridAxes::kRowsInX, TILE_DIM, TILE_DIM, rows, cols);
@@ -438,20 +373,8 @@ LaunchShape launch_realigned(const T* in, T* out, int rows, int cols, cudaStream
     kernel<<<grid, block, shared_bytes, stream>>>(in, out, rows, cols);
     return LaunchShape{grid, block};
   };
-  constexpr int G = GROUPS, G2 = GROUPS + 2;
-  constexpr int MIN = REALIGN_MIN_BLOCKS<T>, MORE = REALIGN_MORE_BLOCKS<T>;
-  switch (candidate) {
-    case 1:
-      return whole_sectors ? run(split_realign_kernel<T, G, MIN, true>, G)
-                           : run(split_realign_kernel<T, G2, MIN, true>, G2);
-    case 2:
-      return whole_sectors ? run(split_realign_kernel<T, G, MORE, true>, G)
-                           : run(split_realign_kernel<T, G2, MORE, true>, G2);
-    case 3:
-      return run(split_realign_kernel<T, G, MORE, false>, G);
-    default:
-      return whole_sectors ? run(realign_kernel<T, G>, G) : run(realign_kernel<T, G2>, G2);
-  }
+  return whole_sectors ? run(realign_kernel<T, GROUPS>, GROUPS)
+                       : run(realign_kernel<T, GROUPS + 2>, GROUPS + 2);
 }
 
 // The packed kernel where every row is whole aligned vectors, else one of the two paths above.
