@@ -7,9 +7,11 @@
 //   whole sectors a warp; 16-byte vectors would only add a realignment), with each output row cut
 //   where its own 32-byte sectors begin (sector_kernel) when rows splits them.
 // - 1- and 2-byte elements: the packed kernel, with each row realigned on its way in and out
-//   (realign_kernel): 16-byte accesses despite the misalignment.
+//   (realign_kernel): 16-byte accesses despite the misalignment. Only the blocks at the matrix's
+//   edges check their accesses; a 1 x N or N x 1 matrix, all edge, is copied instead.
 #include <cstddef>
-#include <type_traits>
+
+#include "../common/vector_copy.cuh"  // lab::launch_vector_copy: 1 x N and N x 1
 
 constexpr int SECTOR_BYTES = 32;  // DRAM and L2 move whole 32-byte sectors
 
@@ -84,8 +86,8 @@ LaunchShape launch_sectors(const T* in, T* out, int rows, int cols, cudaStream_t
 //   the row's offset: a choice of whole words, then one funnel shift per word (`extract`). Then
 //   the block is exactly the aligned kernel's, and so are the register transpose and the tile.
 // - Out: each aligned 16-byte vector of an output row is cut the same way from two tile cells.
-//   The vectors at the two ends of a row's piece are shared with the neighbouring tiles: only the
-//   bytes this tile owns are written there, as aligned 8-, 4-, 2- and 1-byte stores.
+//   The vectors where an output row begins and ends are shared with the rows beside it: only the
+//   row's own bytes are written there, as aligned 8-, 4-, 2- and 1-byte stores.
 // - As in v6, every piece of an output row starts where a 32-byte sector starts, so no sector is
 //   written by two blocks: the tile holds two more groups of rows (up to 31 more bytes of each
 //   output row). Where the output rows start on sectors already, it is the plain 16 groups.
@@ -93,6 +95,14 @@ LaunchShape launch_sectors(const T* in, T* out, int rows, int cols, cudaStream_t
 // each output word from single bytes there (__byte_perm), costs a shared-memory load per byte. Here
 // every 16 bytes cost two global loads, one shared store, two shared loads and one global store
 // (v6: 16 of each for uint8, 8 for float16) and about 15 integer instructions at each end.
+// Why bulk and edge blocks: with every access checked where the matrix may end, the kernel ran
+// about three times the aligned kernel's instructions, most of them in tiles that never meet an
+// edge (clamped rows, 64-bit address arithmetic per output vector, the sector cut worked out anew
+// by every thread, a choice of store per vector). So a block decides once which it is: a bulk
+// block (its tile and the rows it borrows lie inside the matrix) runs without a check, an edge
+// block (a tile at the matrix's first rows, its last rows or its last columns) takes the checked
+// path, out of line. A 1 x N or N x 1 matrix would be edge blocks only; its transpose has the
+// same bytes in the same order, so it is copied.
 using Address = std::uintptr_t;  // alignment is a property of the address, not of the index
 
 // The aligned 16 bytes at address x of the input, which starts at `in` (address begin) and ends at
@@ -185,9 +195,15 @@ __device__ int realign_cell(int out_row_local, int g) {
 // make probes measure them again).
 template <class T>
 constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;
+
+// The tile of an edge block, every access checked where the matrix may end: rows and columns past
+// it, input vectors that cross its first or last byte, output rows shorter than the piece. Each
+// piece of an output row runs from sector start to sector start (kGroups = GROUPS + 2, or GROUPS
+// where the rows start on sectors already). Out of line: its guarded loads need more registers
+// than the bulk tile, and a call keeps the register allocation of the two apart (inlined, ptxas
+// spills in the uint8 kernel for sm_90).
 template <class T, int kGroups>
-__global__ void __launch_bounds__(CHUNKS* kGroups, REALIGN_MIN_BLOCKS<T>)
-    realign_kernel(const T* in, T* out, int rows, int cols) {
+__device__ __noinline__ void realign_edge_tile(const T* in, T* out, int rows, int cols) {
   constexpr int E = sizeof(T), N = VECTOR_BYTES / E;
   constexpr int TILE_DIM = CHUNKS * N;  // output rows of a tile; 256 bytes of each are its own
   extern __shared__ uint4 tile[];
@@ -226,7 +242,8 @@ __global__ void __launch_bounds__(CHUNKS* kGroups, REALIGN_MIN_BLOCKS<T>)
     const Address row_end = row_start + static_cast<size_t>(rows) * E;
     const Address piece = row_start + static_cast<size_t>(tile_r) * E;  // tile byte 0 goes here
     // This block writes [begin, end): from the first sector start at or after its piece, to the
-    // next block's begin (the first block from the row's start, the last up to its end).
+    // next block's begin (the first block from the row's start, the last up to its end). At most
+    // kGroups vectors: one a thread.
     const auto sector_up = [](Address a) {
       return (a + SECTOR_BYTES - 1) / SECTOR_BYTES * SECTOR_BYTES;
     };
@@ -258,24 +275,106 @@ __global__ void __launch_bounds__(CHUNKS* kGroups, REALIGN_MIN_BLOCKS<T>)
   }
 }
 
+// A bulk block: all the rows it loads (its kGroups groups, and one more row below them, so the
+// second vector of a pair never passes the matrix's end) and all its columns exist, and it is not
+// the first tile of a row (whose output piece starts at the row's start, not at a sector). Depends
+// on blockIdx and the shape only: every thread of a block takes the same path.
+template <class T, int kGroups>
+__device__ bool bulk_block(int rows, int cols, int tile_r, int tile_c) {
+  constexpr int N = VECTOR_BYTES / sizeof(T), TILE_DIM = CHUNKS * N;
+  return blockIdx.x > 0 && tile_r + kGroups * N < rows && tile_c + TILE_DIM <= cols;
+}
+
+// The tile of a bulk block, with no bounds to check: rows follow each other by a pointer increment
+// and both vectors of every pair are loaded unconditionally; the output is dealt out as whole
+// vectors, CHUNKS a row, so every thread stores in every round but the last. The row's shift and
+// cut come from the low bits of its address in 32-bit arithmetic.
+template <class T, int kGroups>
+__device__ __forceinline__ void realign_bulk_tile(const T* in, T* out, int rows, int cols,
+                                                  int tile_r, int tile_c) {
+  constexpr int E = sizeof(T), N = VECTOR_BYTES / E, TILE_DIM = CHUNKS * N;
+  extern __shared__ uint4 tile[];
+  const int group = threadIdx.x / CHUNKS, chunk = threadIdx.x % CHUNKS;
+  const size_t row_bytes = static_cast<size_t>(cols) * E;
+  const std::uint8_t* at = reinterpret_cast<const std::uint8_t*>(in) +
+                           static_cast<size_t>(tile_r + group * N) * row_bytes +
+                           static_cast<size_t>(tile_c + chunk * N) * E;
+  std::uint32_t w[N][WORDS];
+#pragma unroll
+  for (int k = 0; k < N; ++k, at += row_bytes) {
+    const int shift = static_cast<int>(reinterpret_cast<Address>(at) % VECTOR_BYTES);
+    const uint4* pair = reinterpret_cast<const uint4*>(at - shift);
+    const uint4 a = pair[0], b = pair[1];
+    const std::uint32_t lo[WORDS] = {a.x, a.y, a.z, a.w}, hi[WORDS] = {b.x, b.y, b.z, b.w};
+    extract(lo, hi, shift, w[k]);
+  }
+  transpose_in_registers<E, N>(w);
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    tile[realign_cell<N, kGroups>(chunk * N + j, group)] =
+        make_uint4(w[j][0], w[j][1], w[j][2], w[j][3]);
+  __syncthreads();  // every thread of the block is here: the bulk test is the block's
+
+  constexpr int kThreads = CHUNKS * kGroups, kVectors = TILE_DIM * CHUNKS;
+  const Address out_begin = reinterpret_cast<Address>(out);
+  auto* out_bytes = reinterpret_cast<std::uint8_t*>(out);
+#pragma unroll
+  for (int round = 0; round < (kVectors + kThreads - 1) / kThreads; ++round) {
+    const int i = round * kThreads + threadIdx.x;
+    if (kVectors % kThreads != 0 && i >= kVectors) break;
+    const int out_row_local = i / CHUNKS, s = i % CHUNKS;
+    // Where tile byte 0 goes, from out; its address modulo a sector gives the cut: the piece runs
+    // from the sector start at or after it, 256 bytes, 16 whole vectors.
+    const size_t piece =
+        static_cast<size_t>(tile_c + out_row_local) * rows * E + static_cast<size_t>(tile_r) * E;
+    const unsigned low = static_cast<unsigned>(out_begin + piece);
+    const int lead = static_cast<int>((0u - low) % SECTOR_BYTES);
+    const int lo_cell = s + lead / VECTOR_BYTES,
+              shift = static_cast<int>((0u - low) % VECTOR_BYTES);
+    const uint4 a = tile[realign_cell<N, kGroups>(out_row_local, lo_cell)];
+    const uint4 b = tile[realign_cell<N, kGroups>(out_row_local, lo_cell + 1)];
+    const std::uint32_t lo[WORDS] = {a.x, a.y, a.z, a.w}, hi[WORDS] = {b.x, b.y, b.z, b.w};
+    std::uint32_t v[WORDS];
+    extract(lo, hi, shift, v);
+    *reinterpret_cast<uint4*>(out_bytes + piece + lead + s * VECTOR_BYTES) =
+        make_uint4(v[0], v[1], v[2], v[3]);
+  }
+}
+
+// Bulk blocks through realign_bulk_tile; the others (tiles at the first rows, the last rows or
+// the last columns) through realign_edge_tile.
+template <class T, int kGroups>
+__global__ void __launch_bounds__(CHUNKS* kGroups, REALIGN_MIN_BLOCKS<T>)
+    realign_kernel(const T* in, T* out, int rows, int cols) {
+  constexpr int TILE_DIM = CHUNKS * (VECTOR_BYTES / sizeof(T));
+  const int tile_r = blockIdx.x * TILE_DIM, tile_c = tile_column(cols, TILE_DIM);
+  if (bulk_block<T, kGroups>(rows, cols, tile_r, tile_c))
+    realign_bulk_tile<T, kGroups>(in, out, rows, cols, tile_r, tile_c);
+  else
+    realign_edge_tile<T, kGroups>(in, out, rows, cols);
+}
+
+// A copy for 1 x N and N x 1 (see above); else realign_kernel, with the two more groups of the
+// sector cut where the output rows need them.
 template <class T>
 LaunchShape launch_realigned(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   constexpr int TILE_DIM = CHUNKS * (VECTOR_BYTES / sizeof(T));
+  if (rows == 1 || cols == 1)
+    return lab::launch_vector_copy(in, out, static_cast<size_t>(rows) * cols * sizeof(T), stream);
   const dim3 grid = tile_grid(rows, cols, TILE_DIM);
   lab::require_grid(grid, lab::GridAxes::kRowsInX, TILE_DIM, TILE_DIM, rows, cols);
   // Every output row starts a sector: no block needs rows beyond its own.
   const bool whole_sectors = static_cast<size_t>(rows) * sizeof(T) % SECTOR_BYTES == 0 &&
                              reinterpret_cast<Address>(out) % SECTOR_BYTES == 0;
-  const auto run = [&](auto groups) {
-    constexpr int kGroups = decltype(groups)::value;
-    constexpr int SHARED_BYTES = (TILE_DIM * kGroups + CHUNKS) * VECTOR_BYTES;  // 72 KiB: uint8
-    allow_shared_bytes(realign_kernel<T, kGroups>, SHARED_BYTES);
-    const dim3 block(CHUNKS * kGroups);
-    realign_kernel<T, kGroups><<<grid, block, SHARED_BYTES, stream>>>(in, out, rows, cols);
+  const auto run = [&](auto kernel, int groups) {
+    const int shared_bytes = (TILE_DIM * groups + CHUNKS) * VECTOR_BYTES;  // 72 KiB: uint8
+    allow_shared_bytes(kernel, shared_bytes);
+    const dim3 block(CHUNKS * groups);
+    kernel<<<grid, block, shared_bytes, stream>>>(in, out, rows, cols);
     return LaunchShape{grid, block};
   };
-  if (whole_sectors) return run(std::integral_constant<int, GROUPS>{});
-  return run(std::integral_constant<int, GROUPS + 2>{});
+  return whole_sectors ? run(realign_kernel<T, GROUPS>, GROUPS)
+                       : run(realign_kernel<T, GROUPS + 2>, GROUPS + 2);
 }
 
 // The packed kernel where every row is whole aligned vectors, else one of the two paths above.
