@@ -11,9 +11,11 @@
 //   output), small enough that both stay in L1 while it moves. Every other axis is a batch index.
 //   The threads share out the (batch, tile of b, tile of a) triples, the tiles of a innermost, so
 //   the threads running at the same time read neighbouring lines of the same input rows.
-//   In a tensor past the last-level cache, the tile's output lines of 4-byte and larger elements
-//   are written with streaming stores (write_tile_streamed), as the ceiling copy's are: a plain
-//   store would first read each line from memory only to overwrite it.
+//   Elements of up to 4 bytes move in blocks transposed in vector registers (transpose_block):
+//   a 1- or 2-byte element moved on its own costs a load and a store for one or two bytes.
+//   In a tensor past the last-level cache, the tile's output lines are written with streaming
+//   stores (write_tile_streamed), as the ceiling copy's are: a plain store would first read each
+//   line from memory only to overwrite it.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -35,10 +37,6 @@ constexpr Index kTileElements = kTile<T>* kTile<T>;
 // A cache line: the unit memory is read and written in.
 constexpr Index kLineBytes = 64;
 constexpr int kLineFloats = kLineBytes / sizeof(float);
-// The smallest element whose output lines stream past the cache (write_tile_streamed). Streaming
-// costs a second pass over the tile in L1, element by element: for 1- and 2-byte elements that pass
-// costs more than the memory reads it saves.
-constexpr Index kMinStreamedElementBytes = 4;
 // An L1 of 32 KiB in 8 ways repeats its sets every 4 KiB: input rows a multiple of this apart all
 // fall into one set, and take the buffered tile (move_tile_buffered).
 constexpr Index kCacheSetPeriodBytes = 4096;
@@ -106,14 +104,126 @@ template <class T>
 struct TileSource {
   const T* at;
   Index stride_b;
-  T operator()(Index ib, Index ia) const { return at[ib * stride_b + ia]; }
+  const T* row(Index ib) const { return at + ib * stride_b; }
+  T operator()(Index ib, Index ia) const { return row(ib)[ia]; }
 };
 // A square tile's buffer: its rows kTile apart, a constant the compiler unrolls the gather by.
 template <class T>
 struct SquareTileSource {
   const T* at;
-  T operator()(Index ib, Index ia) const { return at[ib * kTile<T> + ia]; }
+  const T* row(Index ib) const { return at + ib * kTile<T>; }
+  T operator()(Index ib, Index ia) const { return row(ib)[ia]; }
 };
+
+#if defined(__SSE2__)
+// Elements of up to 4 bytes move in blocks transposed in vector registers (x86: SSE2 everywhere,
+// AVX2 where the build targets it); 8- and 16-byte elements, element by element, already move
+// 8 or 16 bytes an access. A block is 16 / size input rows (16 of bytes, 8 of 2-byte elements)
+// of one vector each; log2(rows) rounds of unpacks turn it into 16 bytes of each of the vector's
+// elements' output rows. One load and a few shuffles per input row, one 16-byte store per output
+// row, where the plain loop moves every element, one or two bytes, on its own.
+constexpr Index kMaxBlockElementBytes = 4;
+#if defined(__AVX2__)
+using WideVector = __m256i;  // a block of 32 bytes of each input row
+#else
+using WideVector = __m128i;
+#endif
+
+// a, b = the low halves of a and b interleaved element by element, then the high halves, inside
+// each 16-byte lane (punpckl/punpckh).
+template <int kBytes, class V>
+inline void interleave(V& a, V& b) {
+  const V x = a;
+#if defined(__AVX2__)
+  if constexpr (sizeof(V) == 32) {
+    a = kBytes == 1 ? _mm256_unpacklo_epi8(x, b)
+                    : (kBytes == 2 ? _mm256_unpacklo_epi16 : _mm256_unpacklo_epi32)(x, b);
+    b = kBytes == 1 ? _mm256_unpackhi_epi8(x, b)
+                    : (kBytes == 2 ? _mm256_unpackhi_epi16 : _mm256_unpackhi_epi32)(x, b);
+  } else  // a 16-byte block
+#endif
+  {
+    a = kBytes == 1 ? _mm_unpacklo_epi8(x, b)
+                    : (kBytes == 2 ? _mm_unpacklo_epi16 : _mm_unpacklo_epi32)(x, b);
+    b = kBytes == 1 ? _mm_unpackhi_epi8(x, b)
+                    : (kBytes == 2 ? _mm_unpackhi_epi16 : _mm_unpackhi_epi32)(x, b);
+  }
+}
+
+// A block of kRows input rows (b) x sizeof(V) bytes of a (source rows ib.., elements ia..) into
+// kRows elements of each of its output rows (out, rows out_stride apart). Read the place of an
+// element of a 16-byte lane as bits, its row's then its column's: interleaving row i with row
+// i + kRows / 2 rotates those bits by one, so log2(kRows) rounds swap row and column. Register j
+// then holds, in 16-byte lane l, output row l * kRows + j.
+template <class T, class V, class Source>
+inline void transpose_block(const Source& src, Index ib, Index ia, T* out, Index out_stride) {
+  constexpr int kRows = 16 / sizeof(T), kLanes = sizeof(V) / 16;
+  V v[kRows];
+#pragma GCC unroll 16
+  for (int i = 0; i < kRows; ++i) std::memcpy(&v[i], src.row(ib + i) + ia, sizeof(V));
+  for (int round = 1; round < kRows; round *= 2) {
+    V next[kRows];
+#pragma GCC unroll 16
+    for (int i = 0; i < kRows / 2; ++i) {
+      next[2 * i] = v[i];
+      next[2 * i + 1] = v[i + kRows / 2];
+      interleave<sizeof(T)>(next[2 * i], next[2 * i + 1]);
+    }
+    std::memcpy(v, next, sizeof v);
+  }
+#pragma GCC unroll 16
+  for (int j = 0; j < kRows; ++j)
+#pragma GCC unroll 4
+    for (int l = 0; l < kLanes; ++l)
+      std::memcpy(out + (l * kRows + j) * out_stride, reinterpret_cast<const char*>(&v[j]) + 16 * l,
+                  16);
+}
+
+// Output rows [ia0, a_count) of the tile, elements [0, b_count): the whole blocks of V wide (kCols
+// elements of a, kRows of b) in registers; returns where the blocks ended along a.
+template <class T, class V, class Source>
+inline Index transpose_blocks(const Source& src, T* out, Index out_stride_a, Index b_count,
+                              Index ia0, Index a_count) {
+  constexpr Index kRows = 16 / sizeof(T), kCols = sizeof(V) / sizeof(T);
+  const Index whole_b = b_count / kRows * kRows;
+  Index ia = ia0;
+  for (; ia + kCols <= a_count; ia += kCols)
+    for (Index ib = 0; ib < whole_b; ib += kRows)
+      transpose_block<T, V>(src, ib, ia, out + ia * out_stride_a + ib, out_stride_a);
+  // The rows' last elements, past the last whole block of b, one by one.
+  for (Index i = ia0; i < ia; ++i)
+    for (Index ib = whole_b; ib < b_count; ++ib) out[i * out_stride_a + ib] = src(ib, i);
+  return ia;
+}
+
+// The tile's whole blocks, wide ones, then 16-byte ones for the rest of a; returns where they
+// ended along a. Out of line, as write_tile_streamed: its unrolled blocks are kilobytes of code,
+// which would otherwise weigh on the tiles too short along b for a block (3 channels).
+template <class T, class Source>
+[[gnu::noinline]] Index transpose_tile_blocks(const Source& src, T* out, Index out_stride_a,
+                                              Index b_count, Index a_count) {
+  Index ia = transpose_blocks<T, WideVector>(src, out, out_stride_a, b_count, 0, a_count);
+  if constexpr (sizeof(WideVector) > 16)
+    ia = transpose_blocks<T, __m128i>(src, out, out_stride_a, b_count, ia, a_count);
+  return ia;
+}
+#endif
+
+// out[ia * out_stride_a + ib] = src(ib, ia) for the whole tile: in register blocks where the
+// element is small enough and the tile holds them (wide ones, then 16-byte ones for the rest of
+// a), and element by element for the edges.
+template <class T, class Source>
+inline void transpose_elements(const Source& src, T* out, Index out_stride_a, Index b_count,
+                               Index a_count) {
+  Index ia = 0;
+#if defined(__SSE2__)
+  if constexpr (Index{sizeof(T)} <= kMaxBlockElementBytes)
+    if (b_count >= 16 / Index{sizeof(T)})
+      ia = transpose_tile_blocks(src, out, out_stride_a, b_count, a_count);
+#endif
+  for (; ia < a_count; ++ia)
+    for (Index ib = 0; ib < b_count; ++ib) out[ia * out_stride_a + ib] = src(ib, ia);
+}
 
 // One output line of 64 bytes, from `line` (in L1) straight to memory.
 inline void stream_line(void* dst, const void* line) {
@@ -132,8 +242,7 @@ template <class T, class Source>
   // The whole tile transposed in L1 first, then streamed: a line gathered and at once loaded
   // again as vectors would wait on its own element stores.
   alignas(kLineBytes) T rows[kTileElements<T>];
-  for (Index ia = 0; ia < a_count; ++ia)
-    for (Index ib = 0; ib < b_count; ++ib) rows[ia * b_count + ib] = src(ib, ia);
+  transpose_elements(src, rows, b_count, b_count, a_count);
   for (Index ia = 0; ia < a_count; ++ia) {
     T* row = out + ia * out_stride_a;
     const T* from = rows + ia * b_count;
@@ -146,18 +255,18 @@ template <class T, class Source>
 }
 
 // The tile's output rows, each written along b; streamed where `streaming` and a row holds a
-// whole line (never for elements smaller than kMinStreamedElementBytes).
+// whole line. Streaming takes a second pass over the tile, through a buffer in L1: cheap where the
+// tile moves in register blocks, but for 1- and 2-byte elements moved one by one (a tile 3 wide
+// along a) dearer than the memory reads it saves.
 template <class T, class Source>
 inline void write_tile(const Source& src, T* out, Index out_stride_a, Index b_count, Index a_count,
                        bool streaming) {
-  if constexpr (Index{sizeof(T)} >= kMinStreamedElementBytes) {
-    if (streaming && b_count * Index{sizeof(T)} >= kLineBytes) {
-      write_tile_streamed(src, out, out_stride_a, b_count, a_count);
-      return;
-    }
+  const bool cheap_pass = sizeof(T) >= 4 || a_count * Index{sizeof(T)} >= 16;
+  if (streaming && cheap_pass && b_count * Index{sizeof(T)} >= kLineBytes) {
+    write_tile_streamed(src, out, out_stride_a, b_count, a_count);
+    return;
   }
-  for (Index ia = 0; ia < a_count; ++ia)
-    for (Index ib = 0; ib < b_count; ++ib) out[ia * out_stride_a + ib] = src(ib, ia);
+  transpose_elements(src, out, out_stride_a, b_count, a_count);
 }
 
 // A tile through a buffer of its own, as a GPU tile passes through shared memory: each input
@@ -182,7 +291,6 @@ void transpose_tiles(const T* in, T* out, const lab::Permutation& p) {
   const bool rows_share_sets = in_stride_b * Index{sizeof(T)} % kCacheSetPeriodBytes == 0;
   // The rule and the setting the ceiling copy follows (common/streaming_copy.hpp).
   const bool streaming =
-      Index{sizeof(T)} >= kMinStreamedElementBytes &&
       lab::use_streaming_stores(2 * static_cast<std::size_t>(p.elements()) * sizeof(T));
   const Batch batch = batch_axes(p, a, b);
   const Index tiles_a = (extent_a + kTile<T> - 1) / kTile<T>;

@@ -101,6 +101,30 @@ def test_cpu_step_is_exact_with_streaming_stores(case, dtype, tmp_path):
     check_verified_run(done, shape, perm, dtype, csv_rows(csv_path), "cpu")
 
 
+# Elements of up to 4 bytes move through PERMUTE.omp's tiles in blocks transposed in registers:
+# 16 bytes along b (16 rows of bytes, 8 of 2-byte elements, 4 of 4-byte ones) by one vector along
+# a (32 bytes with AVX2, then 16-byte blocks for the rest of a, 16 with SSE2 alone); the rows past
+# the last whole block of b and the columns past the last block of a go one element at a time.
+# Counted for bytes (tiles of 128): ragged blocks both ways (37 x 53), one block a way and a piece
+# of the next (17 x 49), several tiles with a last one too short along b for a block (131 x 150),
+# whole wide and narrow blocks (64 x 48), a tile narrower than any block (40 x 9), the buffered
+# tile (input rows 4 KiB apart), and a 4-d permutation; with plain stores and streaming ones.
+REGISTER_BLOCK_CASES = [("3,37,53", "0,2,1"), ("2,17,49", "0,2,1"), ("2,131,150", "0,2,1"),
+                        ("2,64,48", "0,2,1"), ("3,40,9", "0,2,1"), ("2,40,4096", "0,2,1"),
+                        ("37,3,4096", "2,1,0"), ("5,33,3,35", "2,0,3,1")]
+
+
+@pytest.mark.parametrize("stores", ["on", "off"])
+@pytest.mark.parametrize("dtype", ["uint8", "float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("case", REGISTER_BLOCK_CASES, ids=case_id)
+def test_cpu_step_register_blocks_are_exact_on_ragged_tiles(case, dtype, stores, tmp_path):
+    shape, perm = case
+    csv_path = tmp_path / "permute.csv"
+    done = run(CPU_STEP, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", 2,
+               "--csv", csv_path, threads=2, env_extra={"LAB_STREAMING_STORES": stores})
+    check_verified_run(done, shape, perm, dtype, csv_rows(csv_path), "cpu")
+
+
 def test_uint8_past_256_elements_takes_two_fills():
     done = run(CPU_STEP, "--shape", "17,19,3", "--perm", "2,0,1", "--dtype", "uint8", "--reps", 1)
     assert done.returncode == 0, done.stderr
