@@ -47,6 +47,7 @@ class StepRun:
     def __init__(self, step, status, reason=""):
         self.step, self.status, self.reason = step, status, reason
         self.left_out = []  # "VARIANT: why" for each variant that --variant all left out
+        self.shape = self.dtype = None  # where bench ran it (its left-out lines name them)
 
 
 def classify(step, returncode, stderr):

@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from transpose_lab import grader
+from transpose_lab.run_steps import BEYOND_THE_LESSON
 
 ROOT = grader.ROOT
 # The grader's two shapes (rows not a multiple of 32, then of 32 but not 64), then a short wide
@@ -36,9 +37,9 @@ RAMP_RUN = ((1024, 999), ["--streams", "3", "--pieces", "4", "--ramp", "6", "--h
 DISTRIBUTED_WAYS = (["--virtual-ranks", "3", "--chunks", "3"],
                     ["--virtual-ranks", "3", "--exchange", "peer"])
 VECTOR_BANDS_RUN = ((1536, 1030), ["--virtual-ranks", "3", "--exchange", "peer"])
-# A step with a variant for rows of whole 16-byte units only (v7's tma, which --variant all leaves
-# out of the shapes above for most types): one shape of such rows for every type, a tile and a bit
-# of a second each way.
+# A step with a variant beyond its lesson for rows of whole 16-byte units only (v7's tma, which
+# --variant all leaves out of the shapes above for most types): one shape of such rows for every
+# type, a tile and a bit of a second each way.
 WHOLE_VECTORS_SHAPE = (272, 1040)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = (grader.EXIT_OK, grader.EXIT_FAILED,
                                                   grader.EXIT_USAGE, grader.EXIT_SKIPPED)
@@ -63,7 +64,7 @@ def runs_of(step, dtypes):
     if kind == "distributed":
         shapes_ways.append(VECTOR_BANDS_RUN)
     variants = grader.run_program([str(program), "--list-variants"], grader.TIMEOUT_S).output
-    if "tma" in variants.split():
+    if set(variants.split()) & set(BEYOND_THE_LESSON):
         shapes_ways.append((WHOLE_VECTORS_SHAPE, []))
     return [(program, dtype, shape, way + grader.variant_arguments(program))
             for dtype in dtypes if dtype in supported for shape, way in shapes_ways]
