@@ -1,17 +1,17 @@
 // CUDA.v7_packed, what real shapes need: rows or cols that are not a multiple of N (8191 x 8193).
 // The rows of the input, or of the output, then start anywhere inside a 16-byte vector, and the
 // packed kernel of transpose.cu cannot run. Two paths keep such shapes at least as fast as v6
-// (launch_transpose, at the end, picks the kernel); they are beyond the lesson, not in the
-// exercise:
+// (launch_transpose, at the end, picks the kernel; a 1 x N or N x 1 matrix, its own transpose
+// byte for byte, it copies); they are beyond the lesson, not in the exercise:
 // - 4-, 8- and 16-byte elements: v6's kernel (element accesses are already 4 to 16 bytes a thread,
 //   whole sectors a warp; 16-byte vectors would only add a realignment), with each output row cut
 //   where its own 32-byte sectors begin (sector_kernel) when rows splits them.
 // - 1- and 2-byte elements: the packed kernel, with each row realigned on its way in and out
 //   (realign_kernel): 16-byte accesses despite the misalignment. Only the blocks at the matrix's
-//   edges check their accesses; a 1 x N or N x 1 matrix, all edge, is copied instead.
+//   edges check their accesses.
 #include <cstddef>
 
-#include "../common/vector_copy.cuh"  // lab::launch_vector_copy: 1 x N and N x 1
+#include "../common/vector_copy.cuh"  // lab::launch_vector_copy: 1 x N and N x 1 matrices
 
 constexpr int SECTOR_BYTES = 32;  // DRAM and L2 move whole 32-byte sectors
 
@@ -101,8 +101,7 @@ LaunchShape launch_sectors(const T* in, T* out, int rows, int cols, cudaStream_t
 // sector cut worked out anew by every thread, a choice of store per vector). So a block decides
 // once which it is: a bulk block (its tile and the rows it borrows lie inside the matrix) runs
 // without a check, an edge block (a tile at the matrix's first rows, its last rows or its last
-// columns) takes the checked path, out of line. A 1 x N or N x 1 matrix would be edge blocks only;
-// its transpose has the same bytes in the same order, so it is copied.
+// columns) takes the checked path, out of line.
 using Address = std::uintptr_t;  // alignment is a property of the address, not of the index
 
 // The aligned 16 bytes at address x of the input, which starts at `in` (address begin) and ends at
@@ -354,13 +353,10 @@ __global__ void __launch_bounds__(CHUNKS* kGroups, REALIGN_MIN_BLOCKS<T>)
     realign_edge_tile<T, kGroups>(in, out, rows, cols);
 }
 
-// A copy for 1 x N and N x 1 (see above); else realign_kernel, with the two more groups of the
-// sector cut where the output rows need them.
+// realign_kernel, with the two more groups of the sector cut where the output rows need them.
 template <class T>
 LaunchShape launch_realigned(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   constexpr int TILE_DIM = CHUNKS * (VECTOR_BYTES / sizeof(T));
-  if (rows == 1 || cols == 1)
-    return lab::launch_vector_copy(in, out, static_cast<size_t>(rows) * cols * sizeof(T), stream);
   const dim3 grid = tile_grid(rows, cols, TILE_DIM);
   lab::require_grid(grid, lab::GridAxes::kRowsInX, TILE_DIM, TILE_DIM, rows, cols);
   // Every output row starts a sector: no block needs rows beyond its own.
@@ -380,6 +376,10 @@ LaunchShape launch_realigned(const T* in, T* out, int rows, int cols, cudaStream
 // The packed kernel where every row is whole aligned vectors, else one of the two paths above.
 template <class T>
 LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
+  // A 1 x N or N x 1 matrix is its own transpose, byte for byte: a copy, whose every block is whole
+  // vectors, where a tiled kernel would fill one row or column of each tile.
+  if (rows == 1 || cols == 1)
+    return lab::launch_vector_copy(in, out, static_cast<size_t>(rows) * cols * sizeof(T), stream);
   // 16-byte elements gain nothing from packing (N = 1): v6's kernel, with the sector cut, on every
   // shape (H200, complex128: 97.5% of the copy at 1024 x 65536 against 95.8% packed, within 0.6%
   // on the other aligned shapes).
