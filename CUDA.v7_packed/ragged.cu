@@ -2,7 +2,8 @@
 // The rows of the input, or of the output, then start anywhere inside a 16-byte vector, and the
 // packed kernel of transpose.cu cannot run. Two paths keep such shapes at least as fast as v6
 // (launch_transpose, at the end, picks the kernel; a 1 x N or N x 1 matrix, its own transpose
-// byte for byte, it copies); they are beyond the lesson, not in the exercise:
+// byte for byte, it copies, and a matrix of a few rows or columns goes through thin_kernel); they
+// are beyond the lesson, not in the exercise:
 // - 4-, 8- and 16-byte elements: v6's kernel (element accesses are already 4 to 16 bytes a thread,
 //   whole sectors a warp; 16-byte vectors would only add a realignment), with each output row cut
 //   where its own 32-byte sectors begin (sector_kernel) when rows splits them.
@@ -373,7 +374,46 @@ LaunchShape launch_realigned(const T* in, T* out, int rows, int cols, cudaStream
                        : run(realign_kernel<T, GROUPS + 2>, GROUPS + 2);
 }
 
-// The packed kernel where every row is whole aligned vectors, else one of the two paths above.
+// ---- Thin matrices: fewer than THIN_EXTENT rows or columns ----
+// A tile is 256 bytes of 16 N rows: with 3 rows, most of every tile is empty, and each block of a
+// kernel built to move 64 KiB moves 768 bytes. A thin matrix needs no tile. Each thread takes one
+// index t along the long axis and the few elements across it: with few rows, input column t (one
+// element of each input row, a warp reading 32 neighbours of every row) into output row t (the
+// warp's output rows lie one after another); with few columns, input row t into output column t,
+// the mirror image. Every load and every store instruction of a warp covers consecutive elements.
+constexpr int THIN_EXTENT = 8;
+constexpr int THIN_BLOCK = 256;
+
+template <class T, bool kFewRows>
+__global__ void __launch_bounds__(THIN_BLOCK) thin_kernel(const T* in, T* out, int rows, int cols) {
+  const int t = blockIdx.x * THIN_BLOCK + threadIdx.x, across = kFewRows ? rows : cols;
+  if (t >= (kFewRows ? cols : rows)) return;
+  T v[THIN_EXTENT];
+#pragma unroll
+  for (int k = 0; k < THIN_EXTENT; ++k)  // every load first: all of them in flight at once
+    if (k < across)
+      v[k] = in[kFewRows ? static_cast<size_t>(k) * cols + t : static_cast<size_t>(t) * cols + k];
+#pragma unroll
+  for (int k = 0; k < THIN_EXTENT; ++k)
+    if (k < across)
+      out[kFewRows ? static_cast<size_t>(t) * rows + k : static_cast<size_t>(k) * rows + t] = v[k];
+}
+
+template <class T>
+LaunchShape launch_thin(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
+  const bool few_rows = rows < cols;
+  const dim3 block(THIN_BLOCK), grid(((few_rows ? cols : rows) + THIN_BLOCK - 1) / THIN_BLOCK);
+  if (few_rows) {
+    lab::require_grid(grid, lab::GridAxes::kColsInX, 0, THIN_BLOCK, rows, cols);
+    thin_kernel<T, true><<<grid, block, 0, stream>>>(in, out, rows, cols);
+  } else {
+    lab::require_grid(grid, lab::GridAxes::kRowsInX, THIN_BLOCK, cols, rows, cols);
+    thin_kernel<T, false><<<grid, block, 0, stream>>>(in, out, rows, cols);
+  }
+  return {grid, block};
+}
+
+// The packed kernel where every row is whole aligned vectors, else one of the paths above.
 template <class T>
 LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   // A 1 x N or N x 1 matrix is its own transpose, byte for byte: a copy, whose every block is whole
@@ -390,6 +430,7 @@ LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream
     if (rows % N == 0 && cols % N == 0 && vectors)
       return launch_packed(in, out, rows, cols, stream);
   }
+  if (rows < THIN_EXTENT || cols < THIN_EXTENT) return launch_thin(in, out, rows, cols, stream);
   if constexpr (sizeof(T) >= 4)
     return launch_sectors(in, out, rows, cols, stream);
   else

@@ -10,7 +10,7 @@ from conftest import (CUDA_STEPS, DTYPES, ELEM_BYTES, EXIT_NO_MEMORY, EXIT_SKIPP
                       binary, gpu_unavailable_reason, run, run_case, skip_unless_memory,
                       step_variable, supported_dtypes)
 
-ODD_SHAPES = [(1, 4099), (4099, 1), (37, 4111), (2049, 1025)]
+ODD_SHAPES = [(1, 4099), (4099, 1), (3, 4101), (4101, 7), (37, 4111), (2049, 1025)]
 SMALL_SHAPES = [(1, 1), (31, 33), (1000, 999)]
 # Past 2^32 elements: a uint8 matrix needs 5 fills to tell every position apart, and every index
 # product needs 64 bits.
