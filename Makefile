@@ -24,7 +24,8 @@ DISTRIBUTED_STEPS := CUDA.v9_multigpu
 # Chapter 3, N-d permutations: a progression of its own (make permute), built by make all; its
 # programs take --shape and --perm, so no target above runs them.
 PERMUTE_CPU_STEPS := PERMUTE.omp
-PERMUTE_CUDA_STEPS := PERMUTE.v1_naive PERMUTE.v2_fused PERMUTE.v3_tiled PERMUTE.v4_small_planes
+PERMUTE_CUDA_STEPS := PERMUTE.v1_naive PERMUTE.v2_fused PERMUTE.v3_tiled PERMUTE.v4_small_planes \
+  PERMUTE.v5_packed
 PERMUTE_STEPS := $(PERMUTE_CPU_STEPS) $(PERMUTE_CUDA_STEPS)
 ALL_STEPS := $(STEPS) $(PIPELINE_STEPS) $(DISTRIBUTED_STEPS) $(PERMUTE_STEPS)
 # A step that links another step's kernel (`STEP_KERNEL := X` in its Makefile) is built after X,

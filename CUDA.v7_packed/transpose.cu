@@ -2,60 +2,24 @@
 // Changed since v6_locality: a warp of 1-byte loads moves 32 bytes per instruction, a quarter of
 // what a warp of 16-byte loads moves, and v6 reaches only two thirds of the copy for uint8. So each
 // thread now loads 16 bytes (N = 16 / sizeof(T) elements) from each of N consecutive input rows:
-// an N x N block of elements. It transposes that block in registers (swapping sub-blocks: whole
-// 32-bit words where they are word-sized or larger, byte permutes below that), so that each of its
-// N registers holds 16 bytes of one OUTPUT row. The block goes through shared memory, 16 bytes a
-// cell, with the cell index swizzled (XOR) instead of padded so that 16-byte accesses are
-// conflict-free, and every output row is written 16 bytes a thread, 256 bytes a tile row, as in v6.
+// an N x N block of elements. It transposes that block in registers (common/packed_block.cuh:
+// swapping sub-blocks, whole 32-bit words where they are word-sized or larger, byte permutes below
+// that), so that each of its N registers holds 16 bytes of one OUTPUT row. The block goes through
+// shared memory, 16 bytes a cell, with the cell index swizzled (XOR) instead of padded so that
+// 16-byte accesses are conflict-free, and every output row is written 16 bytes a thread, 256 bytes
+// a tile row, as in v6.
 // Shapes whose rows or cols are not a multiple of N cannot use aligned 16-byte accesses as they
 // are: ragged.cu keeps them fast, beyond the lesson.
 #include <cstdint>
 
 #include "../common/cuda_step.cuh"
+#include "../common/packed_block.cuh"  // transpose_in_registers, VECTOR_BYTES, WORDS
 // This step's other sources, reached through common/ as ragged.cu is (see the end of this file).
 #include "../common/../CUDA.v7_packed/grid.cu"  // tile_column, tile_grid, allow_shared_bytes
 
 constexpr int CHUNKS = 16;  // 16-byte chunks of an input row per tile: 256 bytes, as in v6
 constexpr int GROUPS = 16;  // groups of N input rows per tile: 256 bytes of each output row
 constexpr int THREADS = CHUNKS * GROUPS;
-constexpr int VECTOR_BYTES = 16;
-constexpr int WORDS = VECTOR_BYTES / 4;
-
-// The N x N block of E-byte elements (row k in w[k]) transposed in place: round S swaps the
-// elements of row i whose index has bit S set with those of row i + S whose index has it clear.
-template <int E, int N>
-__device__ void transpose_in_registers(std::uint32_t (&w)[N][WORDS]) {
-  // LESSON: begin swap off-diagonal S x S sub-blocks, S = 1, 2, 4, ... (__byte_perm in a word)
-#pragma unroll
-  for (int S = 1; S < N; S *= 2) {
-#pragma unroll
-    for (int a = 0; a < N; ++a) {
-      if (a & S) continue;
-      const int b = a + S;
-      if (S * E >= 4) {  // whole words: register renaming, no instructions
-        const int ws = S * E / 4;
-#pragma unroll
-        for (int x = 0; x < WORDS; ++x) {
-          if (x & ws) {
-            const std::uint32_t t = w[a][x];
-            w[a][x] = w[b][x - ws];
-            w[b][x - ws] = t;
-          }
-        }
-      } else {  // bytes or half words inside each word: one byte permute per word and row
-        const unsigned keep_low = S * E == 1 ? 0x6240 : 0x5410;
-        const unsigned keep_high = S * E == 1 ? 0x7351 : 0x7632;
-#pragma unroll
-        for (int x = 0; x < WORDS; ++x) {
-          const std::uint32_t low = __byte_perm(w[a][x], w[b][x], keep_low);
-          w[b][x] = __byte_perm(w[a][x], w[b][x], keep_high);
-          w[a][x] = low;
-        }
-      }
-    }
-  }
-  // LESSON: end
-}
 
 // Which 16-byte cell of a tile row holds group g: XOR with the row's chunk spreads the 8 cells a
 // quarter warp touches over all 32 banks, in both phases.
@@ -87,10 +51,12 @@ __global__ void __launch_bounds__(THREADS)
       w[k][0] = v.x, w[k][1] = v.y, w[k][2] = v.z, w[k][3] = v.w;
     }
   }
+  // LESSON: begin transpose the block in registers, then write each w[j] to its cell of the tile
   transpose_in_registers<sizeof(T), N>(w);  // w[j]: 16 bytes of one output row, rows first_row..
 #pragma unroll
   for (int j = 0; j < N; ++j)
     tile[cell<N>(chunk * N + j, group)] = make_uint4(w[j][0], w[j][1], w[j][2], w[j][3]);
+  // LESSON: end
   __syncthreads();  // outside any bounds check: every thread of the block must reach it
 
 #pragma unroll

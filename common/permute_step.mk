@@ -57,8 +57,26 @@ KERNEL_OBJECT_NAME := step.o
 NM ?= nm
 RENAME_FLAGS = --wildcard --localize-symbol='_ZN*_GLOBAL__N_*' \
   --redefine-sym kStepSummary=kReusedKernelSummary $$($(NM) --defined-only $< | \
-  sed -n 's/^.* _Z14launch_permute\(I.*\)$$/--redefine-sym _Z14launch_permute\1=_Z21launch_reused_permute\1/p')
+  sed -n 's/^.* _Z14launch_permute\(I.*\)$$/--redefine-sym _Z14launch_permute\1=_Z21launch_reused_permute\1/p') \
+  $$($(NM) --undefined-only $< | sed -n '$(EARLIER_RENAME)')
 include $(COMMON_DIR)/reused_kernel.mk
+# The kernel step may hand problems on in turn (STEP_KERNEL := PERMUTE.v4_small_planes, which
+# links PERMUTE.v3_tiled): its own copy, reused_kernel.o, is linked too. The kernel step calls it
+# as launch_reused_permute, the name its copy here now defines: so in both objects the calls and
+# the definitions of that earlier launcher become _Z22launch_earlier_permuteI... (objcopy maps
+# each symbol by the name it had, so the two renames in the kernel step's copy do not chain).
+EARLIER_RENAME = s/^.* _Z21launch_reused_permute\(I.*\)$$/--redefine-sym _Z21launch_reused_permute\1=_Z22launch_earlier_permute\1/p
+EARLIER_KERNEL := $(shell sed -n 's/^STEP_KERNEL *:= *//p' $(KERNEL_DIR)/Makefile)
+ifneq ($(EARLIER_KERNEL),)
+KERNEL_GOALS := $(BUILD_DIR)/$(KERNEL_OBJECT_NAME) $(BUILD_DIR)/reused_kernel.o
+EARLIER_OBJECT := $(KERNEL_DIR)/$(BUILD_DIR)/reused_kernel.o
+$(EARLIER_OBJECT): $(KERNEL_OBJECT)  # made by the same make of the kernel step
+	@:
+$(BUILD_DIR)/earlier_kernel.o: $(EARLIER_OBJECT) | $(BUILD_DIR)
+	$(Q)$(OBJCOPY) --redefine-sym kReusedKernelSummary=kEarlierKernelSummary \
+	  $$($(NM) --defined-only $< | sed -n '$(EARLIER_RENAME)') $< $@
+STEP_OBJECTS += $(BUILD_DIR)/earlier_kernel.o
+endif
 endif
 # The driver holds no kernels: compiled once, not once per architecture.
 $(BUILD_DIR)/driver.o: $(COMMON_DIR)/permute_cuda_driver.cu $(HEADERS) | $(BUILD_DIR)

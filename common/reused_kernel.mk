@@ -11,8 +11,10 @@ KERNEL_OBJECT := $(KERNEL_DIR)/$(BUILD_DIR)/$(KERNEL_OBJECT_NAME)
 OBJCOPY ?= objcopy
 .PHONY: FORCE
 FORCE:
+# What the kernel step is asked to make: its object, and more where the including file says so.
+KERNEL_GOALS ?= $(BUILD_DIR)/$(KERNEL_OBJECT_NAME)
 $(KERNEL_OBJECT): FORCE
-	@$(MAKE) $(if $(Q),-s) --no-print-directory -C $(KERNEL_DIR) $(BUILD_DIR)/$(KERNEL_OBJECT_NAME)
+	@$(MAKE) $(if $(Q),-s) --no-print-directory -C $(KERNEL_DIR) $(KERNEL_GOALS)
 $(BUILD_DIR)/reused_kernel.o: $(KERNEL_OBJECT) | $(BUILD_DIR)
 	$(Q)$(OBJCOPY) $(RENAME_FLAGS) $< $@
 STEP_OBJECTS += $(BUILD_DIR)/reused_kernel.o

@@ -549,3 +549,36 @@ def test_make_diff_of_the_small_planes_step_is_its_kernel():
 @pytest.mark.parametrize("case", SMALL_PLANE_EDGES, ids=case_id)
 def test_gpu_steps_are_exact_on_short_plane_axes(step, case, dtype, needs_gpu):
     check_gpu_case(step, case, dtype, itertools.product(SMALL_PLANE_EDGES, THREE_SIZES), reps=1)
+
+
+# --- PERMUTE.v5_packed: 16-byte blocks where every vector of the plane is whole and aligned.
+
+# Shapes that take the packed tile for every type of 1 to 8 bytes (plane extents multiples of 16,
+# both at least 32), shapes at its edges (a partial last tile, a tile of 2 groups, many batches),
+# and shapes one element off that fall back to v4's launcher (extents not multiples of N).
+PACKED_EDGES = (
+    ("64,64,56,56", "0,2,3,1"),  # NCHW to NHWC, 64 channels: planes of 64 x 3136
+    ("32,48", "1,0"),            # the smallest plane: 2 groups of 16 rows for uint8
+    ("3,96,1040", "0,2,1"),      # a partial last tile along both plane axes
+    ("5,32,7,64", "2,0,3,1"),    # batch axes on both sides of the plane
+    ("4,33,64", "0,2,1"),        # 33 rows: v3's tiles (through v4) for every type
+    ("48,50", "1,0"),            # 50 columns: packed for 8-byte elements only, v4 for the rest
+    ("2,64,3,64", "3,1,2,0"),    # planes of 2 x 64: v4's short-axis tile
+)
+
+
+def test_make_diff_of_the_packed_step_is_its_kernel():
+    done = make("diff", "STEP=PERMUTE.v5_packed")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# PERMUTE.v5_packed against PERMUTE.v4_small_planes")
+    added = [line for line in done.stdout.splitlines() if line.startswith("+")]
+    assert any("transpose_in_registers" in line for line in added)  # v7's block, not a copy
+    assert any("launch_reused_permute" in line for line in added)  # v4's launcher, linked
+
+
+@pytest.mark.batched
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", PACKED_EDGES, ids=case_id)
+def test_the_packed_step_is_exact_on_and_off_its_path(case, dtype, needs_gpu):
+    check_gpu_case("PERMUTE.v5_packed", case, dtype,
+                   itertools.product(PACKED_EDGES, DTYPES), reps=2)

@@ -1,0 +1,133 @@
+// PERMUTE.v5_packed: 16-byte accesses for every element size, in v3's batch of planes.
+// v3 and v4 move one element per access: a warp's uint8 load is 32 bytes, a quarter of what a
+// warp of 16-byte loads moves, and the small types stay far from the copy. CUDA.v7_packed fixed
+// that for a matrix: each thread loads one 16-byte vector (N = 16 / sizeof(T) elements) from each
+// of N input rows, transposes that N x N block in registers (common/packed_block.cuh), so that
+// each register row is 16 bytes of one output row, and passes it through a shared tile of 16-byte
+// cells to 16-byte stores. Here the matrix is v3's plane (rows along the output's innermost axis,
+// columns along the input's) and every other axis is a digit of the batch index, as in v3. The
+// tile is `groups` blocks of N rows by THREADS / groups blocks of N columns: groups is the largest
+// power of two up to 16 that the plane's rows fill, so that 64 channels of uint8 keep every
+// thread busy. Where a vector would not be whole and aligned (extents not multiples of N,
+// misaligned pointers), where an axis of the plane is short, for runs and for 16-byte elements,
+// v4's launcher (linked, STEP_KERNEL in the Makefile) moves the problem as before.
+#include <algorithm>
+#include <cstdint>
+
+#include "../PERMUTE.v3_tiled/plan.hpp"
+#include "../common/cuda_check.cuh"
+#include "../common/packed_block.cuh"  // transpose_in_registers, VECTOR_BYTES, WORDS
+#include "../common/permute_step.hpp"
+
+// PERMUTE.v4_small_planes's launch_permute, linked under this name (common/permute_step.mk).
+template <class T>
+LaunchShape launch_reused_permute(const T* in, T* out, const lab::Permutation& p,
+                                  cudaStream_t stream);
+
+namespace {
+
+constexpr int THREADS = 256;  // as v3's 32 x 8: each thread moves one N x N block a tile
+constexpr int MAX_GROUPS = 16;
+constexpr int SHORT_AXIS = 32;  // v4's kShortAxis: below it, v4's shaped tiles do better
+// Blocks launched at most along each grid axis (y and z allow no more); a block loops past that.
+constexpr lab::Index kMaxBlocks = 65535;
+
+unsigned blocks_for(lab::Index count, lab::Index per_block) {
+  return static_cast<unsigned>(std::min(kMaxBlocks, (count + per_block - 1) / per_block));
+}
+
+// The tile: output row `row` (a column of the plane) holds `groups` cells of 16 bytes. XOR with the
+// row's block of N (as v7's swizzle) spreads the 8 cells a quarter warp touches over all 32 banks,
+// in both phases; groups * N is at least SHORT_AXIS, so the XOR stays inside that block's cells.
+template <int N>
+__device__ int cell(int row, int g, int log_groups) {
+  return ((row << log_groups) + g) ^ ((row / N) & 7);
+}
+
+template <class T>
+__global__ void __launch_bounds__(THREADS)
+    permute_kernel(const T* __restrict__ in, T* __restrict__ out, lab::Plan plan, int log_groups) {
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  extern __shared__ uint4 tile[];  // THREADS * N cells: each thread's block, N output rows of it
+  const int groups = 1 << log_groups, chunks = THREADS >> log_groups;
+  // Consecutive threads take consecutive vectors of a row: coalesced loads.
+  const int group = threadIdx.x / chunks, chunk = threadIdx.x % chunks;
+  const int tile_rows = groups * N, tile_cols = chunks * N;
+  for (lab::Index b = blockIdx.z; b < plan.batch.count; b += gridDim.z) {
+    lab::Index in_base, out_base;
+    plan.batch.offsets(b, in_base, out_base);
+    for (lab::Index tile_r = lab::Index{blockIdx.y} * tile_rows; tile_r < plan.rows;
+         tile_r += lab::Index{gridDim.y} * tile_rows) {
+      for (lab::Index tile_c = lab::Index{blockIdx.x} * tile_cols; tile_c < plan.cols;
+           tile_c += lab::Index{gridDim.x} * tile_cols) {
+        // This thread's block: N rows from r, N columns from c; whole or absent (extents % N == 0).
+        const lab::Index r = tile_r + group * N, c = tile_c + chunk * N;
+        std::uint32_t w[N][WORDS] = {};
+        if (r < plan.rows && c < plan.cols) {
+          const T* at = in + in_base + r * plan.in_pitch + c;
+#pragma unroll
+          for (int k = 0; k < N; ++k) {
+            const uint4 v = *reinterpret_cast<const uint4*>(at + k * plan.in_pitch);
+            w[k][0] = v.x, w[k][1] = v.y, w[k][2] = v.z, w[k][3] = v.w;
+          }
+        }
+        transpose_in_registers<sizeof(T), N>(w);  // w[j]: 16 bytes of output row c + j
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+          tile[cell<N>(chunk * N + j, group, log_groups)] =
+              make_uint4(w[j][0], w[j][1], w[j][2], w[j][3]);
+        __syncthreads();  // outside any bounds check: every thread of the block must reach it
+                          // The output tile, THREADS cells a pass: tile_r and tile_c swap roles.
+#pragma unroll
+        for (int pass = 0; pass < N; ++pass) {
+          const int i = pass * THREADS + threadIdx.x, row = i >> log_groups, g = i & (groups - 1);
+          const lab::Index out_r = tile_c + row, out_c = tile_r + g * N;
+          if (out_r < plan.cols && out_c < plan.rows)
+            *reinterpret_cast<uint4*>(out + out_base + out_r * plan.out_pitch + out_c) =
+                tile[cell<N>(row, g, log_groups)];
+        }
+        __syncthreads();  // the tile is read whole before the next one overwrites it
+      }
+    }
+  }
+}
+
+bool aligned(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % VECTOR_BYTES == 0;
+}
+
+// Whether every vector of every plane is whole and 16-byte aligned: both extents of the plane, its
+// pitches and every batch stride are multiples of N elements, and so are the two pointers'
+// addresses in bytes. A plane with an axis under SHORT_AXIS goes to v4, whose tiles fit it.
+bool packable(const lab::Plan& plan, int n, const void* in, const void* out) {
+  if (plan.runs || plan.rows < SHORT_AXIS || plan.cols < SHORT_AXIS) return false;
+  bool whole =
+      plan.rows % n == 0 && plan.cols % n == 0 && plan.in_pitch % n == 0 && plan.out_pitch % n == 0;
+  for (int i = 0; i < plan.batch.axes; ++i)
+    whole = whole && plan.batch.in_stride[i] % n == 0 && plan.batch.out_stride[i] % n == 0;
+  return whole && aligned(in) && aligned(out);
+}
+
+}  // namespace
+
+template <class T>
+LaunchShape launch_permute(const T* in, T* out, const lab::Permutation& p, cudaStream_t stream) {
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  const lab::Plan plan = lab::plan_of(p);
+  // 16-byte elements are one vector each already (N = 1): nothing to pack.
+  if (N == 1 || !packable(plan, N, in, out)) return launch_reused_permute<T>(in, out, p, stream);
+  int log_groups = 0;  // the most groups of N rows, up to 16, that the plane's rows fill
+  while ((1 << log_groups) < MAX_GROUPS && (N << (log_groups + 1)) <= plan.rows) ++log_groups;
+  const int tile_rows = N << log_groups, tile_cols = N * (THREADS >> log_groups);
+  const int shared_bytes = THREADS * N * VECTOR_BYTES;  // 64 KiB for 1-byte elements
+  // Above 48 KiB a kernel must ask, on every GPU it runs on: a call of about a microsecond.
+  CUDA_CHECK(cudaFuncSetAttribute(permute_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  shared_bytes));
+  const dim3 block(THREADS);
+  const dim3 grid(blocks_for(plan.cols, tile_cols), blocks_for(plan.rows, tile_rows),
+                  blocks_for(plan.batch.count, 1));
+  permute_kernel<T><<<grid, block, shared_bytes, stream>>>(in, out, plan, log_groups);
+  return {grid, block};
+}
+
+const char* const kStepSummary = "16-byte accesses for every element size: v7's packed blocks";
