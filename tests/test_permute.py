@@ -554,13 +554,16 @@ def test_gpu_steps_are_exact_on_short_plane_axes(step, case, dtype, needs_gpu):
 # --- PERMUTE.v5_packed: 16-byte blocks where every vector of the plane is whole and aligned.
 
 # Shapes that take the packed tile for every type of 1 to 8 bytes (plane extents multiples of 16,
-# both at least 32), shapes at its edges (a partial last tile, a tile of 2 groups, many batches),
-# and shapes one element off that fall back to v4's launcher (extents not multiples of N).
+# both at least 32, at least a tile's elements), shapes at its edges (a partial last tile, a tile
+# of 2 groups, many batches), and shapes that fall back to v4's launcher (extents not multiples of
+# N, planes under one tile).
 PACKED_EDGES = (
     ("64,64,56,56", "0,2,3,1"),  # NCHW to NHWC, 64 channels: planes of 64 x 3136
-    ("32,48", "1,0"),            # the smallest plane: 2 groups of 16 rows for uint8
+    ("32,2048", "1,0"),          # the smallest uint8 plane: one tile of 2 groups of 16 rows
     ("3,96,1040", "0,2,1"),      # a partial last tile along both plane axes
-    ("5,32,7,64", "2,0,3,1"),    # batch axes on both sides of the plane
+    ("5,64,7,1024", "2,0,3,1"),  # batch axes on both sides of the plane
+    ("4096,64,64", "0,2,1"),     # planes under one tile: v4 for 1 to 4 bytes, packed for 8
+    ("32,48", "1,0"),            # under one tile for every type but 8 bytes
     ("4,33,64", "0,2,1"),        # 33 rows: v3's tiles (through v4) for every type
     ("48,50", "1,0"),            # 50 columns: packed for 8-byte elements only, v4 for the rest
     ("2,64,3,64", "3,1,2,0"),    # planes of 2 x 64: v4's short-axis tile
