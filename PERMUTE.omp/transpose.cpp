@@ -233,6 +233,17 @@ inline void stream_line(void* dst, const void* line) {
     lab::stream_vector(static_cast<float*>(dst) + i, static_cast<const float*>(line) + i);
 }
 
+// n elements from `from` (in L1) to `to`: its whole 64-byte lines streamed, its ragged ends plain.
+template <class T>
+void stream_run(T* to, const T* from, Index n) {
+  constexpr Index kLine = kLineBytes / Index{sizeof(T)};
+  const Index misaligned = reinterpret_cast<std::uintptr_t>(to) % kLineBytes / sizeof(T);
+  Index i = std::min(n, (kLine - misaligned) % kLine);
+  std::copy(from, from + i, to);
+  for (; i + kLine <= n; i += kLine) stream_line(to + i, from + i);
+  std::copy(from + i, from + n, to + i);
+}
+
 // The tile's output rows, each written along b, with streaming stores: every whole 64-byte line
 // of an output row is stored past the cache, so memory is not read for a line that is then
 // overwritten whole; the ragged ends of a row, plain. Out of line: its buffer would otherwise
@@ -240,20 +251,12 @@ inline void stream_line(void* dst, const void* line) {
 template <class T, class Source>
 [[gnu::noinline]] void write_tile_streamed(const Source& src, T* out, Index out_stride_a,
                                            Index b_count, Index a_count) {
-  constexpr Index kLine = kLineBytes / Index{sizeof(T)};
   // The whole tile transposed in L1 first, then streamed: a line gathered and at once loaded
   // again as vectors would wait on its own element stores.
   alignas(kLineBytes) T rows[kTileElements<T>];
   transpose_elements(src, rows, b_count, b_count, a_count);
-  for (Index ia = 0; ia < a_count; ++ia) {
-    T* row = out + ia * out_stride_a;
-    const T* from = rows + ia * b_count;
-    const Index misaligned = reinterpret_cast<std::uintptr_t>(row) % kLineBytes / sizeof(T);
-    Index ib = std::min(b_count, (kLine - misaligned) % kLine);
-    std::copy(from, from + ib, row);
-    for (; ib + kLine <= b_count; ib += kLine) stream_line(row + ib, from + ib);
-    std::copy(from + ib, from + b_count, row + ib);
-  }
+  for (Index ia = 0; ia < a_count; ++ia)
+    stream_run(out + ia * out_stride_a, rows + ia * b_count, b_count);
 }
 
 // The tile's output rows, each written along b; streamed where `streaming` and a row holds a
@@ -269,6 +272,62 @@ inline void write_tile(const Source& src, T* out, Index out_stride_a, Index b_co
     return;
   }
   transpose_elements(src, out, out_stride_a, b_count, a_count);
+}
+
+// A plane with a side of fewer than kShortSide elements (3 channels) moves in tiles that are
+// that side whole by a stretch of the other, through loops in which that side is a constant K:
+// the loop along the long side then moves vectors, K input rows interleaved into one output run
+// (NCHW to NHWC) or one input run spread over K output rows (the way back). Left to the square
+// tiles' loop, with K unknown, each element was a load and a store of its own.
+constexpr int kShortSide = 8;
+
+template <class T, int K>
+void interleave_rows(const T* in, Index in_stride_b, T* out, Index a_count) {
+  for (Index ia = 0; ia < a_count; ++ia)
+    for (int ib = 0; ib < K; ++ib) out[ia * K + ib] = in[ib * in_stride_b + ia];
+}
+
+template <class T, int K>
+void spread_run(const T* in, T* out, Index out_stride_a, Index b_count) {
+  for (Index ib = 0; ib < b_count; ++ib)
+    for (int ia = 0; ia < K; ++ia) out[ia * out_stride_a + ib] = in[ib * K + ia];
+}
+
+// The tile by one of the loops above: K input rows into one output run (kInterleave: b_count is
+// K, and out_stride_a), or one input run into K output rows (a_count is K, and in_stride_b).
+// Streaming: through a buffer in L1, then streamed.
+template <class T, int K, bool kInterleave>
+void move_short_tile(const T* in, T* out, Index in_stride_b, Index out_stride_a, Index b_count,
+                     Index a_count, bool streaming) {
+  alignas(kLineBytes) T buffer[kTileElements<T>];
+  if constexpr (kInterleave) {
+    interleave_rows<T, K>(in, in_stride_b, streaming ? buffer : out, a_count);
+    if (streaming) stream_run(out, buffer, a_count * K);
+  } else {
+    spread_run<T, K>(in, streaming ? buffer : out, streaming ? b_count : out_stride_a, b_count);
+    if (streaming)
+      for (int ia = 0; ia < K; ++ia)
+        stream_run(out + ia * out_stride_a, buffer + ia * b_count, b_count);
+  }
+}
+
+// move_short_tile with K the tile's short side; false where it has none, or its runs are apart.
+template <class T, int K = 2>
+bool moved_short_tile(const T* in, T* out, Index in_stride_b, Index out_stride_a, Index b_count,
+                      Index a_count, bool streaming) {
+  if constexpr (K < kShortSide) {
+    if (b_count == K && out_stride_a == K) {
+      move_short_tile<T, K, true>(in, out, in_stride_b, out_stride_a, b_count, a_count, streaming);
+      return true;
+    }
+    if (a_count == K && in_stride_b == K) {
+      move_short_tile<T, K, false>(in, out, in_stride_b, out_stride_a, b_count, a_count, streaming);
+      return true;
+    }
+    return moved_short_tile<T, K + 1>(in, out, in_stride_b, out_stride_a, b_count, a_count,
+                                      streaming);
+  }
+  return false;
 }
 
 // A tile through a buffer of its own, as a GPU tile passes through shared memory: each input
@@ -290,13 +349,23 @@ void transpose_tiles(const T* in, T* out, const lab::Permutation& p) {
   const int a = p.rank - 1, b = p.perm[p.rank - 1];
   const Index extent_a = p.shape[a], extent_b = p.shape[b];
   const Index in_stride_b = p.in_stride(b), out_stride_a = p.out_stride(a);
-  const bool rows_share_sets = in_stride_b * Index{sizeof(T)} % kCacheSetPeriodBytes == 0;
+  const bool short_side = extent_a < kShortSide || extent_b < kShortSide;
+  const bool rows_share_sets =
+      !short_side && in_stride_b * Index{sizeof(T)} % kCacheSetPeriodBytes == 0;
   // The rule and the setting the ceiling copy follows (common/streaming_copy.hpp).
   const bool streaming =
       lab::use_streaming_stores(2 * static_cast<std::size_t>(p.elements()) * sizeof(T));
   const Batch batch = batch_axes(p, a, b);
-  const Index tiles_a = (extent_a + kTile<T> - 1) / kTile<T>;
-  const Index tiles_b = (extent_b + kTile<T> - 1) / kTile<T>;
+  // A short side is whole in every tile, and the other side as long as a square tile's elements
+  // allow (whole multiples of kTile): tiles of 3 x 128 would cost more to start than to move.
+  const Index tile_a = extent_b < kShortSide   ? kTileElements<T> / extent_b / kTile<T> * kTile<T>
+                       : extent_a < kShortSide ? extent_a
+                                               : kTile<T>;
+  const Index tile_b = extent_a < kShortSide   ? kTileElements<T> / extent_a / kTile<T> * kTile<T>
+                       : extent_b < kShortSide ? extent_b
+                                               : kTile<T>;
+  const Index tiles_a = (extent_a + tile_a - 1) / tile_a;
+  const Index tiles_b = (extent_b + tile_b - 1) / tile_b;
 #pragma omp parallel
   {
 #pragma omp for collapse(3) schedule(static)
@@ -305,11 +374,14 @@ void transpose_tiles(const T* in, T* out, const lab::Permutation& p) {
         for (Index ta = 0; ta < tiles_a; ++ta) {
           Index from, to;
           batch.offsets(n, &from, &to);
-          const Index b0 = tb * kTile<T>, a0 = ta * kTile<T>;
+          const Index b0 = tb * tile_b, a0 = ta * tile_a;
           const T* tile_in = in + from + b0 * in_stride_b + a0;
           T* tile_out = out + to + a0 * out_stride_a + b0;
-          const Index b_count = std::min(extent_b - b0, kTile<T>);
-          const Index a_count = std::min(extent_a - a0, kTile<T>);
+          const Index b_count = std::min(extent_b - b0, tile_b);
+          const Index a_count = std::min(extent_a - a0, tile_a);
+          if (short_side && moved_short_tile(tile_in, tile_out, in_stride_b, out_stride_a, b_count,
+                                             a_count, streaming))
+            continue;
           if (rows_share_sets)
             move_tile_buffered(tile_in, tile_out, in_stride_b, out_stride_a, b_count, a_count,
                                streaming);

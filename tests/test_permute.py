@@ -125,6 +125,26 @@ def test_cpu_step_register_blocks_are_exact_on_ragged_tiles(case, dtype, stores,
     check_verified_run(done, shape, perm, dtype, csv_rows(csv_path), "cpu")
 
 
+# A plane with a side under 8 elements moves in tiles of that side whole by a long stretch of the
+# other: 3 to 7 input rows interleaved into one output run (NCHW to NHWC), one input run spread
+# over 2 to 7 output rows (the way back), several tiles along the long side with a ragged last
+# one, both sides short, and short sides whose runs lie apart (the square tiles' loop, longer).
+SHORT_SIDE_CASES = [("2,3,20000", "0,2,1"), ("3,7,2500", "0,2,1"), ("2,20000,3", "0,2,1"),
+                    ("3,2500,2", "0,2,1"), ("100,3,5", "0,2,1"), ("4,3,1000", "2,1,0"),
+                    ("3,1000,5", "2,1,0"), ("4,3,56,56", "0,2,3,1")]
+
+
+@pytest.mark.parametrize("stores", ["on", "off"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", SHORT_SIDE_CASES, ids=case_id)
+def test_cpu_step_is_exact_on_short_plane_sides(case, dtype, stores, tmp_path):
+    shape, perm = case
+    csv_path = tmp_path / "permute.csv"
+    done = run(CPU_STEP, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", 2,
+               "--csv", csv_path, threads=3, env_extra={"LAB_STREAMING_STORES": stores})
+    check_verified_run(done, shape, perm, dtype, csv_rows(csv_path), "cpu")
+
+
 def test_uint8_past_256_elements_takes_two_fills():
     done = run(CPU_STEP, "--shape", "17,19,3", "--perm", "2,0,1", "--dtype", "uint8", "--reps", 1)
     assert done.returncode == 0, done.stderr
