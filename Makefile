@@ -94,6 +94,7 @@ help:
 	@echo
 	@echo "Steps, in order: $(PROGRESSION)   reference: $(REFERENCE_STEPS)"
 	@echo "Other kinds: host pipeline $(PIPELINE_STEPS), distributed $(DISTRIBUTED_STEPS)"
+	@echo "Chapter 3, any permutation of an N-d tensor (docs/permute.md): $(PERMUTE_STEPS)"
 	@echo
 	@echo "A student starts with $(firstword $(PROGRESSION))/README.md, then each step in order (cd STEP && make &&"
 	@echo "./transpose 8192; its README.md is the lab text). It needs one NVIDIA GPU and nvcc for the"
@@ -145,10 +146,10 @@ help:
 	@echo "  make texts-check   the same in memory: fails naming file, line, text and data on a difference"
 	@echo "  make reference     docs/results/MACHINE/ from nothing (MACHINE from nvidia-smi: h100, h200,"
 	@echo "                     h200x2, ...; cpu-dev without a GPU): machine.txt, CSVs, pictures, logs."
-	@echo "                     PART= one part (each fits ten minutes; times measured on one H100):"
+	@echo "                     PART= one part (times measured on one H100):"
 	@echo "                       kernels  run-all, sweep, scaling, bench (every type)   5.5 min"
 	@echo "                       types    dtypes (with PyTorch rows where torch is)     3 min"
-	@echo "                       permute  chapter 3's named cases, a type per size     7 min"
+	@echo "                       permute  chapter 3's named cases, a type per size    11 min"
 	@echo "                       streams  streams, out-of-core, bus-probe               2.5 min"
 	@echo "                       multigpu multigpu on 1, 2, 4, 8 GPUs up to the visible ones"
 	@echo "                                (a machine with several GPUs: its own folder, e.g. h100x4;"
