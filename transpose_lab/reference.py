@@ -27,8 +27,8 @@ DTYPES = " ".join(_DTYPES)
 # part -> [(make target, extra make variables, {file the target writes: its name here})]
 # A reference run measures fewer sweep sizes and repetitions than the targets' defaults, so that
 # each part but permute (11 minutes on one H100, PyTorch's rows included) fits ten minutes on one
-# GPU; the medians of 20 launches (L2 flushed before each) agree
-# with those of 50 to well under a percent on a machine nobody else uses.
+# GPU; the medians of 20 launches (L2 flushed before each) agree with those of 50 to well under a
+# percent on a machine nobody else uses.
 REFERENCE_REPS = "20"
 REFERENCE_SWEEP_SIZES = "256 512 1024 2048 4096 8192 16384"
 REFERENCE_BENCH_SHAPES = "8192x8192 8191x8193"  # an aligned and a ragged shape, every type
