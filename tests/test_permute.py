@@ -67,6 +67,16 @@ def check_verified_run(done, shape, perm, dtype, rows, kind):
     assert int(row["rows"]) * int(row["cols"]) == count  # the bytes the bandwidth counts
 
 
+def check_cpu_case(case, dtype, tmp_path, threads, reps=1, stores=None):
+    """PERMUTE.omp on one case: exit 0, every element verified, its one CSV row."""
+    shape, perm = case
+    csv_path = tmp_path / "permute.csv"
+    done = run(CPU_STEP, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", reps,
+               "--csv", csv_path, threads=threads,
+               env_extra={"LAB_STREAMING_STORES": stores} if stores else None)
+    check_verified_run(done, shape, perm, dtype, csv_rows(csv_path), "cpu")
+
+
 # Input rows of a tile a multiple of 4 KiB apart (a row stride of 4096 elements): PERMUTE.omp moves
 # those tiles through a buffer (move_tile_buffered); whole tiles and partial ones.
 SHARED_SET_CASES = [("3,64,64", "2,1,0"), ("130,2,2048", "2,1,0"), ("2,3,4096", "0,2,1")]
@@ -75,11 +85,7 @@ SHARED_SET_CASES = [("3,64,64", "2,1,0"), ("130,2,2048", "2,1,0"), ("2,3,4096", 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", CASES + SHARED_SET_CASES, ids=case_id)
 def test_cpu_step_is_exact_on_every_type(case, dtype, tmp_path):
-    shape, perm = case
-    csv_path = tmp_path / "permute.csv"
-    done = run(CPU_STEP, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", 1,
-               "--csv", csv_path, threads=2)
-    check_verified_run(done, shape, perm, dtype, csv_rows(csv_path), "cpu")
+    check_cpu_case(case, dtype, tmp_path, threads=2)
 
 
 # With streaming stores (forced on: by default only tensors past the last-level cache take them)
@@ -94,11 +100,7 @@ STREAMING_CASES = [("70,300", "1,0"), ("5,129,67", "0,2,1"), ("3,64,64", "2,1,0"
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", STREAMING_CASES, ids=case_id)
 def test_cpu_step_is_exact_with_streaming_stores(case, dtype, tmp_path):
-    shape, perm = case
-    csv_path = tmp_path / "permute.csv"
-    done = run(CPU_STEP, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", 1,
-               "--csv", csv_path, threads=3, env_extra={"LAB_STREAMING_STORES": "on"})
-    check_verified_run(done, shape, perm, dtype, csv_rows(csv_path), "cpu")
+    check_cpu_case(case, dtype, tmp_path, threads=3, stores="on")
 
 
 # Elements of up to 4 bytes move through PERMUTE.omp's tiles in blocks transposed in registers:
@@ -118,11 +120,7 @@ REGISTER_BLOCK_CASES = [("3,37,53", "0,2,1"), ("2,17,49", "0,2,1"), ("2,131,150"
 @pytest.mark.parametrize("dtype", ["uint8", "float16", "bfloat16", "float32"])
 @pytest.mark.parametrize("case", REGISTER_BLOCK_CASES, ids=case_id)
 def test_cpu_step_register_blocks_are_exact_on_ragged_tiles(case, dtype, stores, tmp_path):
-    shape, perm = case
-    csv_path = tmp_path / "permute.csv"
-    done = run(CPU_STEP, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", 2,
-               "--csv", csv_path, threads=2, env_extra={"LAB_STREAMING_STORES": stores})
-    check_verified_run(done, shape, perm, dtype, csv_rows(csv_path), "cpu")
+    check_cpu_case(case, dtype, tmp_path, threads=2, reps=2, stores=stores)
 
 
 # A plane with a side under 8 elements moves in tiles of that side whole by a long stretch of the
@@ -138,11 +136,7 @@ SHORT_SIDE_CASES = [("2,3,20000", "0,2,1"), ("3,7,2500", "0,2,1"), ("2,20000,3",
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", SHORT_SIDE_CASES, ids=case_id)
 def test_cpu_step_is_exact_on_short_plane_sides(case, dtype, stores, tmp_path):
-    shape, perm = case
-    csv_path = tmp_path / "permute.csv"
-    done = run(CPU_STEP, "--shape", shape, "--perm", perm, "--dtype", dtype, "--reps", 2,
-               "--csv", csv_path, threads=3, env_extra={"LAB_STREAMING_STORES": stores})
-    check_verified_run(done, shape, perm, dtype, csv_rows(csv_path), "cpu")
+    check_cpu_case(case, dtype, tmp_path, threads=3, reps=2, stores=stores)
 
 
 def test_uint8_past_256_elements_takes_two_fills():
