@@ -4,8 +4,10 @@
                                           [--reps N] [--torch-python PYTHON] --csv FILE
     python -m transpose_lab.permute_cases --list          the cases, one a line
 
-Each program run appends its row to FILE (written fresh; the programs' output goes to the .log
-beside it): the lab's results schema with the tensor's `shape` and `perm` appended. The table
+Each step runs once per type, every case a line of its --cases file (one CUDA context a step and
+type, not one a case: about 0.3 s each, a minute and a half of a reference run), and appends a row
+a case to FILE (written fresh; the programs' output goes to the .log beside it): the lab's results
+schema with the tensor's `shape` and `perm` appended. The table
 printed at the end is read from that CSV, never from the programs' text: % of the copy ceiling
 that each program measured in the same run. With --torch-python, PYTHON runs the PyTorch row
 too (transpose_lab.torch_reference: x.permute(perm).contiguous(), verified and timed like the
@@ -100,19 +102,23 @@ def main(argv=None):
         parser.error("--csv FILE is needed")
     csv_path = fresh_csv(args.csv)
     columns = [*args.steps, torch_reference.STEP] if args.torch_python else args.steps
-    runs, torch_skipped = [], False
+    runs = []
+    cases_path = csv_path.with_suffix(".cases")  # a line a case (a step stops at its first failure)
+    cases_path.write_text("".join(f"# {name}\n--shape {CASES[name][0]} --perm {CASES[name][1]}\n"
+                                  for name in args.cases))
     with open(csv_path.with_suffix(".log"), "w") as log:
-        for name in args.cases:
-            shape, perm = CASES[name]
-            for dtype in args.dtypes:
-                for step in args.steps:
-                    arguments = ["--shape", shape, "--perm", perm, "--dtype", dtype]
-                    if args.reps:
-                        arguments += ["--reps", args.reps]
-                    runs.append(run_step(step, arguments, csv_path, log=log))
-            if args.torch_python and not torch_skipped:
+        for dtype in args.dtypes:
+            arguments = ["--dtype", dtype, *(["--reps", args.reps] if args.reps else []),
+                         "--cases", cases_path]
+            for step in args.steps:
+                runs.append(run_step(step, arguments, csv_path, log=log))
+        if args.torch_python:
+            for name in args.cases:
+                shape, perm = CASES[name]
                 runs.append(run_torch_row(args.torch_python, shape, perm, args, csv_path, log))
-                torch_skipped = runs[-1].status == "skipped"  # no torch or no GPU: said once
+                if runs[-1].status == "skipped":  # no torch or no GPU: said once
+                    break
+    cases_path.unlink()
     rows = read_rows(csv_path)
     devices = "; ".join(dict.fromkeys(row["device"] for row in rows)) or "no device"
     print(f"\nPermutations on {devices}: % of the copy ceiling measured in the same program run")
