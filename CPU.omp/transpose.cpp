@@ -224,22 +224,6 @@ inline void store_row(T* dst, const typename Vector<T>::Row& v) {
   }
 }
 
-// count elements from src to dst: the whole lines with streaming stores, the partial lines at
-// either end (the matrix's first and last line of each output row) with plain ones.
-template <class T>
-inline void write_lines(T* dst, const T* src, Index count) {
-  constexpr int kLine = 64, kStreamBytes = lab::kStreamFloats * sizeof(float);
-  auto* out = reinterpret_cast<unsigned char*>(dst);
-  const auto* in = reinterpret_cast<const unsigned char*>(src);
-  const Index bytes = count * static_cast<Index>(sizeof(T));
-  const Index head = std::min<Index>(bytes, -reinterpret_cast<std::uintptr_t>(out) % kLine);
-  const Index lines_end = head + (bytes - head) / kLine * kLine;
-  std::memcpy(out, in, head);
-  for (Index k = head; k < lines_end; k += kStreamBytes)
-    lab::stream_vector(reinterpret_cast<float*>(out + k), reinterpret_cast<const float*>(in + k));
-  std::memcpy(out + lines_end, in + lines_end, bytes - lines_end);
-}
-
 // kBlocks blocks of kElements input rows x kElements columns (in, row stride cols) -> kElements
 // output rows x kBlocks * kElements (out, row stride rows): every output row is written as whole
 // vectors, one after the other (whole lines when the band is whole). With kPrefetch, each input
@@ -529,7 +513,9 @@ void transpose_tile_sheared(const T* in, T* out, Index rows, Index cols, const T
       const Index column = tile.c0 + c - L::kBlockCols + j;
       Index lo, hi;
       window(column, lo, hi);
-      if (lo < hi) write_lines(out + column * rows + lo, filled[j] + (lo - tile.r0), hi - lo);
+      if (lo < hi)
+        lab::stream_lines(out + column * rows + lo, filled[j] + (lo - tile.r0),
+                          (hi - lo) * sizeof(T));
     }
   }
   // Columns past the last whole vector, element by element (plain stores).

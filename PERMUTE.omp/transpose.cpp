@@ -36,7 +36,6 @@ template <class T>
 constexpr Index kTileElements = kTile<T>* kTile<T>;
 // A cache line: the unit memory is read and written in.
 constexpr Index kLineBytes = 64;
-constexpr int kLineFloats = kLineBytes / sizeof(float);
 // An L1 of 32 KiB in 8 ways repeats its sets every 4 KiB: input rows a multiple of this apart all
 // fall into one set, and take the buffered tile (move_tile_buffered).
 constexpr Index kCacheSetPeriodBytes = 4096;
@@ -227,23 +226,6 @@ inline void transpose_elements(const Source& src, T* out, Index out_stride_a, In
     for (Index ib = 0; ib < b_count; ++ib) out[ia * out_stride_a + ib] = src(ib, ia);
 }
 
-// One output line of 64 bytes, from `line` (in L1) straight to memory.
-inline void stream_line(void* dst, const void* line) {
-  for (int i = 0; i < kLineFloats; i += lab::kStreamFloats)
-    lab::stream_vector(static_cast<float*>(dst) + i, static_cast<const float*>(line) + i);
-}
-
-// n elements from `from` (in L1) to `to`: its whole 64-byte lines streamed, its ragged ends plain.
-template <class T>
-void stream_run(T* to, const T* from, Index n) {
-  constexpr Index kLine = kLineBytes / Index{sizeof(T)};
-  const Index misaligned = reinterpret_cast<std::uintptr_t>(to) % kLineBytes / sizeof(T);
-  Index i = std::min(n, (kLine - misaligned) % kLine);
-  std::copy(from, from + i, to);
-  for (; i + kLine <= n; i += kLine) stream_line(to + i, from + i);
-  std::copy(from + i, from + n, to + i);
-}
-
 // The tile's output rows, each written along b, with streaming stores: every whole 64-byte line
 // of an output row is stored past the cache, so memory is not read for a line that is then
 // overwritten whole; the ragged ends of a row, plain. Out of line: its buffer would otherwise
@@ -256,7 +238,7 @@ template <class T, class Source>
   alignas(kLineBytes) T rows[kTileElements<T>];
   transpose_elements(src, rows, b_count, b_count, a_count);
   for (Index ia = 0; ia < a_count; ++ia)
-    stream_run(out + ia * out_stride_a, rows + ia * b_count, b_count);
+    lab::stream_lines(out + ia * out_stride_a, rows + ia * b_count, b_count * sizeof(T));
 }
 
 // The tile's output rows, each written along b; streamed where `streaming` and a row holds a
@@ -302,12 +284,12 @@ void move_short_tile(const T* in, T* out, Index in_stride_b, Index out_stride_a,
   alignas(kLineBytes) T buffer[kTileElements<T>];
   if constexpr (kInterleave) {
     interleave_rows<T, K>(in, in_stride_b, streaming ? buffer : out, a_count);
-    if (streaming) stream_run(out, buffer, a_count * K);
+    if (streaming) lab::stream_lines(out, buffer, a_count * K * sizeof(T));
   } else {
     spread_run<T, K>(in, streaming ? buffer : out, streaming ? b_count : out_stride_a, b_count);
     if (streaming)
       for (int ia = 0; ia < K; ++ia)
-        stream_run(out + ia * out_stride_a, buffer + ia * b_count, b_count);
+        lab::stream_lines(out + ia * out_stride_a, buffer + ia * b_count, b_count * sizeof(T));
   }
 }
 

@@ -82,6 +82,22 @@ inline void stream_fence() {
 #endif
 }
 
+// bytes from src to dst: the whole 64-byte lines of dst with streaming stores, the partial lines
+// at either end with plain ones (a line only partly streamed costs memory as much as a whole one,
+// or more). For pieces of output written from a buffer in L1: a transpose's output rows. Call
+// stream_fence() before other threads read dst.
+inline void stream_lines(void* dst, const void* src, std::size_t bytes) {
+  constexpr std::size_t kLine = 64, kStreamBytes = kStreamFloats * sizeof(float);
+  auto* out = static_cast<unsigned char*>(dst);
+  const auto* in = static_cast<const unsigned char*>(src);
+  const std::size_t head = std::min(bytes, (0 - reinterpret_cast<std::uintptr_t>(out)) % kLine);
+  const std::size_t lines_end = head + (bytes - head) / kLine * kLine;
+  std::memcpy(out, in, head);
+  for (std::size_t k = head; k < lines_end; k += kStreamBytes)
+    stream_vector(reinterpret_cast<float*>(out + k), reinterpret_cast<const float*>(in + k));
+  std::memcpy(out + lines_end, in + lines_end, bytes - lines_end);
+}
+
 // dst[0..count) = src[0..count). With `streaming`, the part of dst that starts on a vector
 // boundary is written with streaming stores; the ragged ends, and everything without
 // `streaming`, with plain stores. Call stream_fence() before other threads read dst.
