@@ -306,7 +306,7 @@ def test_gpu_steps_are_exact_on_every_type(step, case, dtype, needs_gpu):
     assert "last end-to-end run (fill 1): verified" in done.stdout
 
 
-RANDOM_GPU_CASES = random_cases(100, seed=7, max_elements=1 << 20)
+RANDOM_GPU_CASES = random_cases(300, seed=7, max_elements=1 << 20)
 
 
 @pytest.mark.batched
