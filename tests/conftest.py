@@ -60,6 +60,7 @@ def steps_from_makefile(variable):
 CPU_STEPS = steps_from_makefile("CPU_STEPS")
 CUDA_STEPS = steps_from_makefile("CUDA_STEPS") + steps_from_makefile("REFERENCE_STEPS")
 PIPELINE_STEPS = steps_from_makefile("PIPELINE_STEPS")
+PERMUTE_CUDA_STEPS = steps_from_makefile("PERMUTE_CUDA_STEPS")
 
 
 def step_variable(step, variable):
@@ -145,7 +146,8 @@ def gpu_unavailable_reason():
     """None when the CUDA steps can run here, else why not: one reason for every GPU test, so the
     skips summarise to one line (the grader's words: NO_GPU without a GPU)."""
     # Any built CUDA step can ask: a checkout that builds only some steps still learns the truth.
-    built = [step for step in CUDA_STEPS + PIPELINE_STEPS if binary(step).exists()]
+    built = [step for step in CUDA_STEPS + PIPELINE_STEPS + PERMUTE_CUDA_STEPS
+             if binary(step).exists()]
     if not built:
         return "no CUDA step is built (nvcc not found?)" if nvidia_smi_lists_a_gpu() else NO_GPU
     done = run(built[0], 1, 1, "--reps", 1)

@@ -13,13 +13,12 @@ import sys
 
 import pytest
 
-from conftest import (run_case, DTYPES, EXIT_NO_MEMORY, EXIT_SKIPPED, EXIT_USAGE, ROOT, binary,
-                      gpu_unavailable_reason, run, steps_from_makefile)
+from conftest import (run_case, DTYPES, EXIT_NO_MEMORY, EXIT_SKIPPED, EXIT_USAGE, PERMUTE_CUDA_STEPS,
+                      ROOT, binary, gpu_unavailable_reason, run, steps_from_makefile)
 from transpose_lab import permute_cases
 
 PERMUTE_STEPS = steps_from_makefile("PERMUTE_STEPS")
 PERMUTE_CPU_STEPS = steps_from_makefile("PERMUTE_CPU_STEPS")
-PERMUTE_CUDA_STEPS = steps_from_makefile("PERMUTE_CUDA_STEPS")
 CPU_STEP = PERMUTE_CPU_STEPS[0]
 
 # (shape, perm): 1-d, identity, 2-d, every perm of a 3-d shape, NCHW <-> NHWC, extents of 1,
