@@ -8,11 +8,14 @@
 // columns along the input's) and every other axis is a digit of the batch index, as in v3. The
 // tile is `groups` blocks of N rows by THREADS / groups blocks of N columns: groups is the largest
 // power of two up to 16 that the plane's rows fill, so that 64 channels of uint8 keep every
-// thread busy. Where a vector would not be whole and aligned (extents not multiples of N,
-// misaligned pointers), where an axis of the plane is short, for runs and for 16-byte elements,
-// v4's launcher (linked, STEP_KERNEL in the Makefile) moves the problem as before.
+// thread busy. A plane with a side under 8 elements (3 channels) takes short_kernel: 16-byte
+// accesses on both sides, the elements regrouped one by one in shared memory. Where a vector
+// would not be whole and aligned (extents not multiples of N, misaligned pointers), where an axis
+// of the plane is short otherwise, for runs and for 16-byte elements, v4's launcher (linked,
+// STEP_KERNEL in the Makefile) moves the problem as before.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "../PERMUTE.v3_tiled/plan.hpp"
 #include "../common/cuda_check.cuh"
@@ -112,6 +115,127 @@ bool packable(const lab::Plan& plan, int n, const void* in, const void* out) {
   return whole && aligned(in) && aligned(out);
 }
 
+// ---- Short planes: a side of K < SHORT_SIDE elements (3 channels), 16-byte accesses both ways
+// ---- v4 takes such a side whole with a stretch of the long one, one element an access. Here a
+// block takes the K rows' next RUN_BYTES each: interleaving (the short side is the output's
+// innermost, NCHW to NHWC), K input rows of 16-byte loads become one output run of K * RUN_BYTES
+// bytes, every 16 bytes of it gathered element by element from the shared stage; spreading (the
+// short side is the input's innermost, the way back), one input run of 16-byte loads becomes K
+// output rows. The gathers cost a shared-memory load per element; what they save is a global access
+// per element, a warp's 32 bytes per instruction where 16-byte accesses move 512.
+constexpr int SHORT_SIDE = 8;
+constexpr int RUN_BYTES = 4096;  // of each of the K rows, a block: K * 4 KiB of shared memory
+
+// 16 bytes of N elements, the k-th read from stage[at(k)] (at called once for each k, in order),
+// assembled in registers: bytes and half words shifted into words, as a local array of them
+// would go to local memory.
+template <class T, class At>
+__device__ uint4 gather(const T* stage, At at) {
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  if constexpr (sizeof(T) >= 4) {
+    alignas(VECTOR_BYTES) T element[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) element[k] = stage[at(k)];
+    return *reinterpret_cast<const uint4*>(element);
+  } else {
+    using Bits = std::conditional_t<sizeof(T) == 1, std::uint8_t, std::uint16_t>;
+    const Bits* bits = reinterpret_cast<const Bits*>(stage);
+    std::uint32_t w[WORDS] = {};
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      w[k * sizeof(T) / 4] |= std::uint32_t{bits[at(k)]} << (8 * (k * sizeof(T) % 4));
+    return make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
+template <class T, bool kInterleave>
+__global__ void __launch_bounds__(THREADS)
+    short_kernel(const T* __restrict__ in, T* __restrict__ out, lab::Plan plan) {
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  constexpr int RUN = RUN_BYTES / sizeof(T);  // elements of each of the K rows a block moves
+  constexpr int RUN_VECTORS = RUN / N;
+  extern __shared__ uint4 stage_vectors[];
+  T* stage = reinterpret_cast<T*>(stage_vectors);
+  // K: the short side; long: the other, cut into pieces of RUN elements.
+  const int K = static_cast<int>(kInterleave ? plan.rows : plan.cols);
+  const lab::Index long_extent = kInterleave ? plan.cols : plan.rows;
+  for (lab::Index b = blockIdx.y; b < plan.batch.count; b += gridDim.y) {
+    lab::Index in_base, out_base;
+    plan.batch.offsets(b, in_base, out_base);
+    for (lab::Index first = lab::Index{blockIdx.x} * RUN; first < long_extent;
+         first += lab::Index{gridDim.x} * RUN) {
+      const lab::Index left = long_extent - first;
+      const int run = static_cast<int>(left < RUN ? left : RUN);  // a multiple of N
+      const int vectors = K * (run / N);
+      if (kInterleave) {
+        // Row r's piece into stage[r * RUN ...]; the output run is element e = col * K + r.
+        for (int v = threadIdx.x; v < vectors; v += THREADS) {
+          const int r = v / (run / N), j = v - r * (run / N);
+          stage_vectors[r * RUN_VECTORS + j] =
+              *reinterpret_cast<const uint4*>(in + in_base + r * plan.in_pitch + first + j * N);
+        }
+        __syncthreads();
+        T* to = out + out_base + first * K;
+        for (int v = threadIdx.x; v < vectors; v += THREADS) {
+          int col = v * N / K, r = v * N - col * K;  // of the vector's first element
+          *reinterpret_cast<uint4*>(to + v * N) = gather(stage, [&](int) {
+            const int at = r * RUN + col;
+            if (++r == K) r = 0, ++col;
+            return at;
+          });
+        }
+      } else {
+        // The input run as it is: element (row, a) of the plane at stage[row * K + a].
+        const T* from = in + in_base + first * K;
+        for (int v = threadIdx.x; v < vectors; v += THREADS)
+          stage_vectors[v] = *reinterpret_cast<const uint4*>(from + v * N);
+        __syncthreads();
+        for (int v = threadIdx.x; v < vectors; v += THREADS) {
+          const int a = v / (run / N), j = v - a * (run / N);
+          *reinterpret_cast<uint4*>(out + out_base + a * plan.out_pitch + first + j * N) =
+              gather(stage, [=](int k) { return (j * N + k) * K + a; });
+        }
+      }
+      __syncthreads();  // the stage is read whole before the next piece overwrites it
+    }
+  }
+}
+
+// Which short-plane kernel takes the plan, if any: the short side's rows adjacent where they
+// interleave (the output's stride of the long side is K) or spread (the input's is K), the long
+// side and every other stride whole vectors, both pointers aligned.
+enum class ShortPath { kNone, kInterleave, kSpread };
+
+ShortPath short_path(const lab::Plan& plan, int n, const void* in, const void* out) {
+  if (plan.runs || n == 1 || !aligned(in) || !aligned(out)) return ShortPath::kNone;
+  for (int i = 0; i < plan.batch.axes; ++i)
+    if (plan.batch.in_stride[i] % n != 0 || plan.batch.out_stride[i] % n != 0)
+      return ShortPath::kNone;
+  if (plan.rows < SHORT_SIDE && plan.out_pitch == plan.rows && plan.cols % n == 0 &&
+      plan.in_pitch % n == 0)
+    return ShortPath::kInterleave;
+  if (plan.cols < SHORT_SIDE && plan.in_pitch == plan.cols && plan.rows % n == 0 &&
+      plan.out_pitch % n == 0)
+    return ShortPath::kSpread;
+  return ShortPath::kNone;
+}
+
+template <class T>
+LaunchShape launch_short(const T* in, T* out, const lab::Plan& plan, ShortPath path,
+                         cudaStream_t stream) {
+  const bool interleave = path == ShortPath::kInterleave;
+  const int K = static_cast<int>(interleave ? plan.rows : plan.cols);
+  const lab::Index long_extent = interleave ? plan.cols : plan.rows;
+  const int shared_bytes = K * RUN_BYTES;
+  const dim3 block(THREADS);
+  const dim3 grid(blocks_for(long_extent, RUN_BYTES / sizeof(T)), blocks_for(plan.batch.count, 1));
+  if (interleave)
+    short_kernel<T, true><<<grid, block, shared_bytes, stream>>>(in, out, plan);
+  else
+    short_kernel<T, false><<<grid, block, shared_bytes, stream>>>(in, out, plan);
+  return {grid, block};
+}
+
 }  // namespace
 
 template <class T>
@@ -119,6 +243,11 @@ LaunchShape launch_permute(const T* in, T* out, const lab::Permutation& p, cudaS
   constexpr int N = VECTOR_BYTES / sizeof(T);
   const lab::Plan plan = lab::plan_of(p);
   // 16-byte elements are one vector each already (N = 1): nothing to pack.
+  if constexpr (N > 1)
+    if (!packable(plan, N, in, out)) {
+      const ShortPath path = short_path(plan, N, in, out);
+      if (path != ShortPath::kNone) return launch_short(in, out, plan, path, stream);
+    }
   if (N == 1 || !packable(plan, N, in, out)) return launch_reused_permute<T>(in, out, p, stream);
   int log_groups = 0;  // the most groups of N rows, up to 16, that the plane's rows fill
   while ((1 << log_groups) < MAX_GROUPS && (N << (log_groups + 1)) <= plan.rows) ++log_groups;

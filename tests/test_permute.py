@@ -580,6 +580,14 @@ PACKED_EDGES = (
     ("4,33,64", "0,2,1"),        # 33 rows: v3's tiles (through v4) for every type
     ("48,50", "1,0"),            # 50 columns: packed for 8-byte elements only, v4 for the rest
     ("2,64,3,64", "3,1,2,0"),    # planes of 2 x 64: v4's short-axis tile
+    # Short sides (under 8) with 16-byte accesses: interleaved into runs, spread back into rows,
+    # a last piece shorter than a block's 4 KiB of each row, K from 2 to 7, past 65535 planes.
+    ("2,3,9008", "0,2,1"),
+    ("2,9008,5", "0,2,1"),
+    ("3,7,2048", "0,2,1"),
+    ("5,2048,2", "0,2,1"),
+    ("4,3,1000", "0,2,1"),       # 1000 columns: uint8 goes to v4, the wider types interleave
+    ("70000,3,16", "0,2,1"),
 )
 
 
