@@ -11,8 +11,8 @@
 // thread busy. A plane with a side under 8 elements (3 channels) takes short_kernel: 16-byte
 // accesses on both sides, the elements regrouped one by one in shared memory. Where a vector
 // would not be whole and aligned (extents not multiples of N, misaligned pointers), where an axis
-// of the plane is short otherwise, for runs and for 16-byte elements, v4's launcher (linked,
-// STEP_KERNEL in the Makefile) moves the problem as before.
+// of the plane is short otherwise, and for 16-byte elements, v4's launcher (linked, STEP_KERNEL in
+// the Makefile) moves the problem as before. Runs (the innermost axis stays) are copied in vectors.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -236,12 +236,66 @@ LaunchShape launch_short(const T* in, T* out, const lab::Plan& plan, ShortPath p
   return {grid, block};
 }
 
+// ---- Runs: the innermost axis stays innermost, so each plane is one run copied whole. v3 copies
+// ---- it one element a thread (a warp of uint8 moves 32 bytes an instruction); here each thread
+// copies one vector V, the widest that divides the run, every batch stride and both addresses, so
+// a warp moves up to 512 bytes. Consecutive threads take consecutive vectors of consecutive runs,
+// and consecutive runs are consecutive in the output (the batch's output-innermost digit first).
+template <class T, class V>
+__global__ void __launch_bounds__(THREADS)
+    runs_kernel(const T* __restrict__ in, T* __restrict__ out, lab::Plan plan,
+                lab::FastDivision run_vectors) {
+  constexpr int PER = sizeof(V) / sizeof(T);  // elements a vector
+  const lab::Index total = plan.batch.count * static_cast<lab::Index>(run_vectors.divisor);
+  for (lab::Index i = lab::Index{blockIdx.x} * THREADS + threadIdx.x; i < total;
+       i += lab::Index{gridDim.x} * THREADS) {
+    const auto b = static_cast<lab::Index>(run_vectors.quotient(static_cast<std::uint64_t>(i)));
+    const lab::Index j = (i - b * static_cast<lab::Index>(run_vectors.divisor)) * PER;
+    lab::Index in_base, out_base;
+    plan.batch.offsets(b, in_base, out_base);
+    *reinterpret_cast<V*>(out + out_base + j) = *reinterpret_cast<const V*>(in + in_base + j);
+  }
+}
+
+// The widest vector of 16, 8 or 4 bytes that every run of the plan is made of on both sides (the
+// run's bytes, each batch stride's and both addresses are multiples of it), or 0 for none.
+template <class T>
+int run_vector_bytes(const lab::Plan& plan, const T* in, const T* out) {
+  auto fits = [&](int bytes) {
+    bool whole = plan.cols * lab::Index{sizeof(T)} % bytes == 0 &&
+                 reinterpret_cast<std::uintptr_t>(in) % bytes == 0 &&
+                 reinterpret_cast<std::uintptr_t>(out) % bytes == 0;
+    for (int i = 0; i < plan.batch.axes; ++i)
+      whole = whole && plan.batch.in_stride[i] * lab::Index{sizeof(T)} % bytes == 0 &&
+              plan.batch.out_stride[i] * lab::Index{sizeof(T)} % bytes == 0;
+    return whole;
+  };
+  for (int bytes = VECTOR_BYTES; bytes >= 4; bytes /= 2)
+    if (fits(bytes)) return bytes;
+  return 0;
+}
+
+template <class T, class V>
+LaunchShape launch_runs(const T* in, T* out, const lab::Plan& plan, cudaStream_t stream) {
+  const lab::Index run_vectors = plan.cols * lab::Index{sizeof(T)} / lab::Index{sizeof(V)};
+  const dim3 block(THREADS), grid(blocks_for(plan.batch.count * run_vectors, THREADS));
+  runs_kernel<T, V><<<grid, block, 0, stream>>>(
+      in, out, plan, lab::FastDivision(static_cast<std::uint64_t>(run_vectors)));
+  return {grid, block};
+}
+
 }  // namespace
 
 template <class T>
 LaunchShape launch_permute(const T* in, T* out, const lab::Permutation& p, cudaStream_t stream) {
   constexpr int N = VECTOR_BYTES / sizeof(T);
   const lab::Plan plan = lab::plan_of(p);
+  if (plan.runs) {
+    const int bytes = run_vector_bytes(plan, in, out);
+    if (bytes == 16) return launch_runs<T, uint4>(in, out, plan, stream);
+    if (bytes == 8 && sizeof(T) <= 8) return launch_runs<T, uint2>(in, out, plan, stream);
+    if (bytes == 4 && sizeof(T) <= 4) return launch_runs<T, std::uint32_t>(in, out, plan, stream);
+  }
   // 16-byte elements are one vector each already (N = 1): nothing to pack.
   if constexpr (N > 1)
     if (!packable(plan, N, in, out)) {

@@ -408,6 +408,7 @@ EDGE_CASES = [
 LARGE_GRID_CASES = [
     ("70000,2,3", "0,2,1"), ("3,70001,2", "2,1,0"), ("600000,2,3", "1,0,2"),
     ("3000000,3", "1,0"), ("3,3000000", "1,0"), ("2,2,9000000", "1,0,2"),
+    ("3,5592406,4", "1,0,2"),  # runs of 4: 256 more vectors than 65535 blocks of 256 threads
 ]
 
 
@@ -588,6 +589,14 @@ PACKED_EDGES = (
     ("5,2048,2", "0,2,1"),
     ("4,3,1000", "0,2,1"),       # 1000 columns: uint8 goes to v4, the wider types interleave
     ("70000,3,16", "0,2,1"),
+    # Runs (the innermost axis stays): vectors of 16, 8 or 4 bytes where every run, stride and
+    # address allows, v4's element copy where none does (3 uint8, 6 bytes of float16).
+    ("32,64,16,64", "0,2,1,3"),
+    ("6,10,4", "1,0,2"),
+    ("9,2,8", "1,0,2"),
+    ("7,5,3", "1,0,2"),
+    ("4,6,1001", "1,0,2"),
+    ("1000", "0"),
 )
 
 
