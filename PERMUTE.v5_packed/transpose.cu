@@ -241,19 +241,32 @@ LaunchShape launch_short(const T* in, T* out, const lab::Plan& plan, ShortPath p
 // copies one vector V, the widest that divides the run, every batch stride and both addresses, so
 // a warp moves up to 512 bytes. Consecutive threads take consecutive vectors of consecutive runs,
 // and consecutive runs are consecutive in the output (the batch's output-innermost digit first).
+constexpr int RUN_UNROLL = 4;  // vectors in flight a thread: a copy is bound by bytes in flight
+
 template <class T, class V>
 __global__ void __launch_bounds__(THREADS)
     runs_kernel(const T* __restrict__ in, T* __restrict__ out, lab::Plan plan,
                 lab::FastDivision run_vectors) {
   constexpr int PER = sizeof(V) / sizeof(T);  // elements a vector
   const lab::Index total = plan.batch.count * static_cast<lab::Index>(run_vectors.divisor);
-  for (lab::Index i = lab::Index{blockIdx.x} * THREADS + threadIdx.x; i < total;
-       i += lab::Index{gridDim.x} * THREADS) {
-    const auto b = static_cast<lab::Index>(run_vectors.quotient(static_cast<std::uint64_t>(i)));
-    const lab::Index j = (i - b * static_cast<lab::Index>(run_vectors.divisor)) * PER;
-    lab::Index in_base, out_base;
-    plan.batch.offsets(b, in_base, out_base);
-    *reinterpret_cast<V*>(out + out_base + j) = *reinterpret_cast<const V*>(in + in_base + j);
+  for (lab::Index first = lab::Index{blockIdx.x} * THREADS * RUN_UNROLL; first < total;
+       first += lab::Index{gridDim.x} * THREADS * RUN_UNROLL) {
+    V v[RUN_UNROLL];
+    lab::Index to[RUN_UNROLL];
+#pragma unroll
+    for (int k = 0; k < RUN_UNROLL; ++k) {  // every load issued before the first store
+      const lab::Index i = first + k * THREADS + threadIdx.x;
+      if (i >= total) continue;
+      const auto b = static_cast<lab::Index>(run_vectors.quotient(static_cast<std::uint64_t>(i)));
+      const lab::Index j = (i - b * static_cast<lab::Index>(run_vectors.divisor)) * PER;
+      lab::Index in_base;
+      plan.batch.offsets(b, in_base, to[k]);
+      v[k] = *reinterpret_cast<const V*>(in + in_base + j);
+      to[k] += j;
+    }
+#pragma unroll
+    for (int k = 0; k < RUN_UNROLL; ++k)
+      if (first + k * THREADS + threadIdx.x < total) *reinterpret_cast<V*>(out + to[k]) = v[k];
   }
 }
 
@@ -278,7 +291,8 @@ int run_vector_bytes(const lab::Plan& plan, const T* in, const T* out) {
 template <class T, class V>
 LaunchShape launch_runs(const T* in, T* out, const lab::Plan& plan, cudaStream_t stream) {
   const lab::Index run_vectors = plan.cols * lab::Index{sizeof(T)} / lab::Index{sizeof(V)};
-  const dim3 block(THREADS), grid(blocks_for(plan.batch.count * run_vectors, THREADS));
+  const dim3 block(THREADS),
+      grid(blocks_for(plan.batch.count * run_vectors, lab::Index{THREADS} * RUN_UNROLL));
   runs_kernel<T, V><<<grid, block, 0, stream>>>(
       in, out, plan, lab::FastDivision(static_cast<std::uint64_t>(run_vectors)));
   return {grid, block};

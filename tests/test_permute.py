@@ -408,7 +408,8 @@ EDGE_CASES = [
 LARGE_GRID_CASES = [
     ("70000,2,3", "0,2,1"), ("3,70001,2", "2,1,0"), ("600000,2,3", "1,0,2"),
     ("3000000,3", "1,0"), ("3,3000000", "1,0"), ("2,2,9000000", "1,0,2"),
-    ("3,5592406,4", "1,0,2"),  # runs of 4: 256 more vectors than 65535 blocks of 256 threads
+    # Runs of 4: complex128's 4 vectors a run pass 65535 blocks of 1024 vectors by 1032.
+    ("3,5592406,4", "1,0,2"),
 ]
 
 
