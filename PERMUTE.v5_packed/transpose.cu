@@ -9,7 +9,10 @@
 // tile is `groups` blocks of N rows by THREADS / groups blocks of N columns: groups is the largest
 // power of two up to 16 that the plane's rows fill, so that 64 channels of uint8 keep every
 // thread busy. A plane with a side under 8 elements (3 channels) takes short_kernel: 16-byte
-// accesses on both sides, the elements regrouped one by one in shared memory. Where a vector
+// accesses on both sides, the elements regrouped one by one in shared memory. A plane under one
+// tile (64 x 64 of uint8), or whose input rows fill half the tile's columns or less (3136 x 64),
+// takes flat_kernel: no tile, each thread stores its block from its registers, four neighbouring
+// lanes taking 2 x 2 blocks so that loads and stores alike fill whole sectors. Where a vector
 // would not be whole and aligned (extents not multiples of N, misaligned pointers), where an axis
 // of the plane is short otherwise, and for 16-byte elements, v4's launcher (linked, STEP_KERNEL in
 // the Makefile) moves the problem as before. Runs (the innermost axis stays) are copied in vectors.
@@ -32,6 +35,7 @@ namespace {
 constexpr int THREADS = 256;  // as v3's 32 x 8: each thread moves one N x N block a tile
 constexpr int MAX_GROUPS = 16;
 constexpr int SHORT_AXIS = 32;  // v4's kShortAxis: below it, v4's shaped tiles do better
+constexpr int SHORT_SIDE = 8;   // a plane side under it goes to short_kernel, not N x N blocks
 // Blocks launched at most along each grid axis (y and z allow no more); a block loops past that.
 constexpr lab::Index kMaxBlocks = 65535;
 
@@ -99,20 +103,89 @@ bool aligned(const void* p) {
   return reinterpret_cast<std::uintptr_t>(p) % VECTOR_BYTES == 0;
 }
 
-// Whether every vector of every plane is whole and 16-byte aligned: both extents of the plane, its
-// pitches and every batch stride are multiples of N elements, and so are the two pointers'
-// addresses in bytes. A plane with an axis under SHORT_AXIS goes to v4, whose tiles fit it, and so
-// does a plane of fewer elements than one tile (THREADS blocks of N x N): most of the tile would
-// idle, where v4's tiles take several planes (H100, 4096 planes of 64 x 64: uint8 20% of the copy
-// packed against 31% in v4, float16 40% against 50%; float32, a tile's worth, 93% against 79%).
-bool packable(const lab::Plan& plan, int n, const void* in, const void* out) {
-  if (plan.runs || plan.rows < SHORT_AXIS || plan.cols < SHORT_AXIS) return false;
-  if (plan.rows * plan.cols < lab::Index{THREADS} * n * n) return false;
-  bool whole =
-      plan.rows % n == 0 && plan.cols % n == 0 && plan.in_pitch % n == 0 && plan.out_pitch % n == 0;
+// Which packed kernel takes the plan, if any. Every vector of every plane must be whole and 16-byte
+// aligned: both extents of the plane, its pitches and every batch stride multiples of N elements,
+// and so the two pointers' addresses in bytes; no runs. The tile takes a plane of at least its own
+// elements (THREADS blocks of N x N) with both axes at least SHORT_AXIS (a longer plane with a
+// shorter axis stays on v4's tiles, which fit it), unless the plane's input rows fill half of a
+// 16-group tile's columns or less (3136 x 64 of uint8): half its threads would idle on every tile.
+// flat_kernel takes those, and the planes under one tile with both sides at least SHORT_SIDE,
+// which would idle most of the tile (H100, 4096 planes of 64 x 64: uint8 20% of the copy in the
+// tile against 31% in v4's, float16 40% against 50%; float32, a tile's worth, 93% against 79%).
+enum class Packed { kNone, kTile, kFlat };
+
+Packed packed_path(const lab::Plan& plan, int n, const void* in, const void* out) {
+  bool whole = !plan.runs && plan.rows % n == 0 && plan.cols % n == 0 && plan.in_pitch % n == 0 &&
+               plan.out_pitch % n == 0 && aligned(in) && aligned(out);
   for (int i = 0; i < plan.batch.axes; ++i)
     whole = whole && plan.batch.in_stride[i] % n == 0 && plan.batch.out_stride[i] % n == 0;
-  return whole && aligned(in) && aligned(out);
+  const lab::Index shorter = std::min(plan.rows, plan.cols);
+  if (!whole || shorter < SHORT_SIDE) return Packed::kNone;
+  const bool small = plan.rows * plan.cols < lab::Index{THREADS} * n * n;
+  const bool narrow = 2 * plan.cols <= lab::Index{n} * (THREADS / MAX_GROUPS);
+  if (small || (narrow && shorter >= SHORT_AXIS)) return Packed::kFlat;
+  return shorter >= SHORT_AXIS ? Packed::kTile : Packed::kNone;
+}
+
+// ---- Small planes: no tile. A thread loads one N x N block, transposes it and stores it straight
+// ---- from its registers; the blocks of all planes form one flat index, so that a block of
+// threads takes several planes (16 of 64 x 64 uint8) and no thread idles. Four neighbouring lanes
+// take 2 x 2 blocks: the two side by side load 32 adjacent bytes of one input row, the two one
+// above the other store 32 adjacent bytes of one output row, whole sectors both ways without
+// shared memory. A side with an odd count of blocks pairs nothing, and its accesses fill half
+// sectors (16 x 16 uint8: one block a plane).
+
+// 1 where a side of the plane has an even count of blocks: a lane bit then steps along it.
+__host__ __device__ int paired(lab::Index blocks) {
+  return blocks % 2 == 0;
+}
+
+template <class T>
+__global__ void __launch_bounds__(THREADS)
+    flat_kernel(const T* __restrict__ in, T* __restrict__ out, lab::Plan plan,
+                lab::FastDivision units_across, lab::FastDivision units_down) {
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  // A unit: 2 x 2 blocks, bit 0 of q along the columns and the next along the rows (fewer where a
+  // side pairs nothing); units run along the plane's rows of units, then down it, then over planes.
+  const int col_bit = paired(plan.cols / N), row_bit = paired(plan.rows / N);
+  const int unit_bits = col_bit + row_bit;
+  const lab::Index blocks = plan.batch.count * (plan.rows / N) * (plan.cols / N);
+  for (lab::Index q = lab::Index{blockIdx.x} * THREADS + threadIdx.x; q < blocks;
+       q += lab::Index{gridDim.x} * THREADS) {
+    const auto unit = static_cast<std::uint64_t>(q >> unit_bits);
+    const std::uint64_t line = units_across.quotient(unit), b = units_down.quotient(line);
+    const int slot = static_cast<int>(q) & ((1 << unit_bits) - 1);
+    const auto r = static_cast<lab::Index>(
+        (((line - b * units_down.divisor) << row_bit) | (slot >> col_bit)) * N);
+    const auto c = static_cast<lab::Index>(
+        (((unit - line * units_across.divisor) << col_bit) | (slot & col_bit)) * N);
+    lab::Index in_base, out_base;
+    plan.batch.offsets(static_cast<lab::Index>(b), in_base, out_base);
+    std::uint32_t w[N][WORDS];
+    const T* from = in + in_base + r * plan.in_pitch + c;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const uint4 v = *reinterpret_cast<const uint4*>(from + k * plan.in_pitch);
+      w[k][0] = v.x, w[k][1] = v.y, w[k][2] = v.z, w[k][3] = v.w;
+    }
+    transpose_in_registers<sizeof(T), N>(w);  // w[j]: 16 bytes of output row c + j
+    T* to = out + out_base + c * plan.out_pitch + r;
+#pragma unroll
+    for (int j = 0; j < N; ++j)
+      *reinterpret_cast<uint4*>(to + j * plan.out_pitch) =
+          make_uint4(w[j][0], w[j][1], w[j][2], w[j][3]);
+  }
+}
+
+template <class T>
+LaunchShape launch_flat(const T* in, T* out, const lab::Plan& plan, cudaStream_t stream) {
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  const lab::Index across = plan.cols / N, down = plan.rows / N;  // blocks of the plane
+  const lab::FastDivision units_across(static_cast<std::uint64_t>(across >> paired(across)));
+  const lab::FastDivision units_down(static_cast<std::uint64_t>(down >> paired(down)));
+  const dim3 block(THREADS), grid(blocks_for(plan.batch.count * across * down, THREADS));
+  flat_kernel<T><<<grid, block, 0, stream>>>(in, out, plan, units_across, units_down);
+  return {grid, block};
 }
 
 // ---- Short planes: a side of K < SHORT_SIDE elements (3 channels), 16-byte accesses both ways
@@ -123,7 +196,6 @@ bool packable(const lab::Plan& plan, int n, const void* in, const void* out) {
 // short side is the input's innermost, the way back), one input run of 16-byte loads becomes K
 // output rows. The gathers cost a shared-memory load per element; what they save is a global access
 // per element, a warp's 32 bytes per instruction where 16-byte accesses move 512.
-constexpr int SHORT_SIDE = 8;
 constexpr int RUN_BYTES = 4096;  // of each of the K rows, a block: K * 4 KiB of shared memory
 
 // 16 bytes of N elements, the k-th read from stage[at(k)] (at called once for each k, in order),
@@ -311,12 +383,13 @@ LaunchShape launch_permute(const T* in, T* out, const lab::Permutation& p, cudaS
     if (bytes == 4 && sizeof(T) <= 4) return launch_runs<T, std::uint32_t>(in, out, plan, stream);
   }
   // 16-byte elements are one vector each already (N = 1): nothing to pack.
-  if constexpr (N > 1)
-    if (!packable(plan, N, in, out)) {
-      const ShortPath path = short_path(plan, N, in, out);
-      if (path != ShortPath::kNone) return launch_short(in, out, plan, path, stream);
-    }
-  if (N == 1 || !packable(plan, N, in, out)) return launch_reused_permute<T>(in, out, p, stream);
+  const Packed packed = N > 1 ? packed_path(plan, N, in, out) : Packed::kNone;
+  if constexpr (N > 1) {
+    if (packed == Packed::kFlat) return launch_flat(in, out, plan, stream);
+    const ShortPath path = short_path(plan, N, in, out);  // a side under SHORT_SIDE: never packed
+    if (path != ShortPath::kNone) return launch_short(in, out, plan, path, stream);
+  }
+  if (packed != Packed::kTile) return launch_reused_permute<T>(in, out, p, stream);
   int log_groups = 0;  // the most groups of N rows, up to 16, that the plane's rows fill
   while ((1 << log_groups) < MAX_GROUPS && (N << (log_groups + 1)) <= plan.rows) ++log_groups;
   const int tile_rows = N << log_groups, tile_cols = N * (THREADS >> log_groups);
