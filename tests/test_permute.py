@@ -570,14 +570,14 @@ def test_gpu_steps_are_exact_on_short_plane_axes(step, case, dtype, needs_gpu):
 
 # Shapes that take the packed tile for every type of 1 to 8 bytes (plane extents multiples of 16,
 # both at least 32, at least a tile's elements), shapes at its edges (a partial last tile, a tile
-# of 2 groups, many batches), and shapes that fall back to v4's launcher (extents not multiples of
-# N, planes under one tile).
+# of 2 groups, many batches), planes under one tile (flat_kernel), and shapes that fall back to
+# v4's launcher (extents not multiples of N).
 PACKED_EDGES = (
     ("64,64,56,56", "0,2,3,1"),  # NCHW to NHWC, 64 channels: planes of 64 x 3136
     ("32,2048", "1,0"),          # the smallest uint8 plane: one tile of 2 groups of 16 rows
     ("3,96,1040", "0,2,1"),      # a partial last tile along both plane axes
     ("5,64,7,1024", "2,0,3,1"),  # batch axes on both sides of the plane
-    ("4096,64,64", "0,2,1"),     # planes under one tile: v4 for 1 to 4 bytes, packed for 8
+    ("4096,64,64", "0,2,1"),     # planes under one tile: flat for 1 and 2 bytes, the tile for 4, 8
     ("32,48", "1,0"),            # under one tile for every type but 8 bytes
     ("4,33,64", "0,2,1"),        # 33 rows: v3's tiles (through v4) for every type
     ("48,50", "1,0"),            # 50 columns: packed for 8-byte elements only, v4 for the rest
@@ -598,6 +598,19 @@ PACKED_EDGES = (
     ("7,5,3", "1,0,2"),
     ("4,6,1001", "1,0,2"),
     ("1000", "0"),
+    # flat_kernel: batches no multiple of the planes a block of threads takes, both plane orders,
+    # sides of an odd count of blocks (48 and 16 of uint8, 40 and 8 of float16), interleaved planes.
+    ("7,64,64", "0,2,1"),
+    ("4097,64,64", "0,2,1"),
+    ("1001,96,96", "0,2,1"),
+    ("96,7,9,96", "3,2,1,0"),    # 96^4 reversed, in small: each plane's rows lie far apart
+    ("7,32,48", "0,2,1"),
+    ("7,48,32", "0,2,1"),
+    ("1001,8,40", "0,2,1"),
+    ("1001,40,8", "0,2,1"),
+    ("4097,16,16", "0,2,1"),
+    ("5,3136,64", "0,2,1"),      # NHWC to NCHW's plane: 64 columns, a quarter of a uint8 tile's
+    ("3,1024,48", "0,2,1"),      # such a plane with 3 blocks of uint8 across
 )
 
 
@@ -616,3 +629,15 @@ def test_make_diff_of_the_packed_step_is_its_kernel():
 def test_the_packed_step_is_exact_on_and_off_its_path(case, dtype, needs_gpu):
     check_gpu_case("PERMUTE.v5_packed", case, dtype,
                    itertools.product(PACKED_EDGES, DTYPES), reps=2)
+
+
+# 140000 planes of 32 x 16 are 17.9 million blocks of 2 x 2 for 8-byte elements: flat_kernel's grid
+# of 65535 blocks of 256 threads loops (narrower types get there at 1 to 4 GB a buffer).
+FLAT_LOOP_CASE, FLAT_LOOP_DTYPES = ("140000,32,16", "0,2,1"), ["float64", "complex64"]
+
+
+@pytest.mark.batched
+@pytest.mark.parametrize("dtype", FLAT_LOOP_DTYPES)
+def test_the_packed_steps_small_planes_are_exact_past_65535_blocks(dtype, needs_gpu):
+    check_gpu_case("PERMUTE.v5_packed", FLAT_LOOP_CASE, dtype,
+                   itertools.product([FLAT_LOOP_CASE], FLAT_LOOP_DTYPES), reps=1)
