@@ -9,13 +9,14 @@
 // tile is `groups` blocks of N rows by THREADS / groups blocks of N columns: groups is the largest
 // power of two up to 16 that the plane's rows fill, so that 64 channels of uint8 keep every
 // thread busy. A plane with a side under 8 elements (3 channels) takes short_kernel: 16-byte
-// accesses on both sides, the elements regrouped one by one in shared memory. A plane under one
-// tile (64 x 64 of uint8), or whose input rows fill half the tile's columns or less (3136 x 64),
-// takes flat_kernel: no tile, each thread stores its block from its registers, four neighbouring
-// lanes taking 2 x 2 blocks so that loads and stores alike fill whole sectors. Where a vector
-// would not be whole and aligned (extents not multiples of N, misaligned pointers), where an axis
-// of the plane is short otherwise, and for 16-byte elements, v4's launcher (linked, STEP_KERNEL in
-// the Makefile) moves the problem as before. Runs (the innermost axis stays) are copied in vectors.
+// accesses on both sides, the elements regrouped one by one in shared memory. A uint8 plane under
+// one tile (64 x 64), or whose input rows fill half the tile's columns or less (3136 x 64), and a
+// wider type's plane under one tile with a side under 32 (16 x 16), take flat_kernel: no tile, each
+// thread stores its block from its registers, four neighbouring lanes taking 2 x 2 blocks so that
+// loads and stores alike fill whole sectors. Where a vector would not be whole and aligned (extents
+// not multiples of N, misaligned pointers), where an axis of the plane is short otherwise, and for
+// 16-byte elements, v4's launcher (linked, STEP_KERNEL in the Makefile) moves the problem as
+// before. Runs (the innermost axis stays) are copied in vectors.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -107,11 +108,13 @@ bool aligned(const void* p) {
 // aligned: both extents of the plane, its pitches and every batch stride multiples of N elements,
 // and so the two pointers' addresses in bytes; no runs. The tile takes a plane of at least its own
 // elements (THREADS blocks of N x N) with both axes at least SHORT_AXIS (a longer plane with a
-// shorter axis stays on v4's tiles, which fit it), unless the plane's input rows fill half of a
-// 16-group tile's columns or less (3136 x 64 of uint8): half its threads would idle on every tile.
-// flat_kernel takes those, and the planes under one tile with both sides at least SHORT_SIDE,
-// which would idle most of the tile (H100, 4096 planes of 64 x 64: uint8 20% of the copy in the
-// tile against 31% in v4's, float16 40% against 50%; float32, a tile's worth, 93% against 79%).
+// shorter axis stays on v4's tiles, which fit it). flat_kernel takes, as measured on an H100 (% of
+// the copy): for 1-byte elements, the planes under one tile (4096 planes of 64 x 64: 98% against
+// v4's 32%) and those whose input rows fill half of a 16-group tile's columns or less (3136 x 64:
+// 94% against the tile's 56%, which idles half its threads there); for wider elements only the
+// planes under one tile with a side under SHORT_AXIS, where v4's tiles are mostly empty (16 x 16
+// planes of float16: 60% against 15%). Wider elements lose on the rest (float16, 64 x 64: 47%
+// against v4's 49%; 3136 x 64: 43% against the tile's 63%), and stay where they were.
 enum class Packed { kNone, kTile, kFlat };
 
 Packed packed_path(const lab::Plan& plan, int n, const void* in, const void* out) {
@@ -123,8 +126,10 @@ Packed packed_path(const lab::Plan& plan, int n, const void* in, const void* out
   if (!whole || shorter < SHORT_SIDE) return Packed::kNone;
   const bool small = plan.rows * plan.cols < lab::Index{THREADS} * n * n;
   const bool narrow = 2 * plan.cols <= lab::Index{n} * (THREADS / MAX_GROUPS);
-  if (small || (narrow && shorter >= SHORT_AXIS)) return Packed::kFlat;
-  return shorter >= SHORT_AXIS ? Packed::kTile : Packed::kNone;
+  const bool flat = n == VECTOR_BYTES ? small || (narrow && shorter >= SHORT_AXIS)
+                                      : small && shorter < SHORT_AXIS;
+  if (flat) return Packed::kFlat;
+  return !small && shorter >= SHORT_AXIS ? Packed::kTile : Packed::kNone;
 }
 
 // ---- Small planes: no tile. A thread loads one N x N block, transposes it and stores it straight
