@@ -16,7 +16,8 @@
 // loads and stores alike fill whole sectors. Where a vector would not be whole and aligned (extents
 // not multiples of N, misaligned pointers), where an axis of the plane is short otherwise, and for
 // 16-byte elements, v4's launcher (linked, STEP_KERNEL in the Makefile) moves the problem as
-// before. Runs (the innermost axis stays) are copied in vectors.
+// before. Runs (the innermost axis stays) are copied in vectors, and small dense planes in a row
+// (17 x 19) staged a stretch of whole planes at a time (staged_kernel).
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -375,6 +376,85 @@ LaunchShape launch_runs(const T* in, T* out, const lab::Plan& plan, cudaStream_t
   return {grid, block};
 }
 
+// ---- Whole planes in a row (4096 matrices of 17 x 19, 3 x 1000 uint8): no plane row is whole
+// ---- vectors, but where each plane is dense and the batch lays them one after the other on both
+// sides, P planes are one stretch of input and one of output. A block copies a stretch into shared
+// memory with 16-byte loads and writes its output stretch with 16-byte stores, each vector gathered
+// element by element (as short_kernel does); the few elements past the last whole vector go one by
+// one. P is the most planes a stage holds whose bytes are whole vectors, so every stretch starts on
+// a vector.
+constexpr int STAGE_BYTES = 16384;
+
+template <class T>
+__global__ void __launch_bounds__(THREADS)
+    staged_kernel(const T* __restrict__ in, T* __restrict__ out, lab::Index total, int rows,
+                  int cols, int stretch) {
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  extern __shared__ uint4 stage_vectors[];
+  T* stage = reinterpret_cast<T*>(stage_vectors);
+  const int plane = rows * cols;
+  // Output element e of a stretch is in plane p at (c, r): input element (r, c) of that plane.
+  auto source = [=](int e) {
+    const int p = e / plane, o = e - p * plane, c = o / rows;
+    return p * plane + (o - c * rows) * cols + c;
+  };
+  for (lab::Index first = lab::Index{blockIdx.x} * stretch; first < total;
+       first += lab::Index{gridDim.x} * stretch) {
+    const int count = static_cast<int>(total - first < stretch ? total - first : stretch);
+    const int vectors = count / N;
+    for (int v = threadIdx.x; v < vectors; v += THREADS)
+      stage_vectors[v] = reinterpret_cast<const uint4*>(in + first)[v];
+    for (int e = vectors * N + threadIdx.x; e < count; e += THREADS) stage[e] = in[first + e];
+    __syncthreads();
+    for (int v = threadIdx.x; v < vectors; v += THREADS) {
+      int p = v * N / plane, o = v * N - p * plane, c = o / rows, r = o - c * rows;
+      reinterpret_cast<uint4*>(out + first)[v] = gather(stage, [&](int) {
+        const int at = p * plane + r * cols + c;
+        if (++r == rows) {
+          r = 0;
+          if (++c == cols) c = 0, ++p;
+        }
+        return at;
+      });
+    }
+    for (int e = vectors * N + threadIdx.x; e < count; e += THREADS)
+      out[first + e] = stage[source(e)];
+    __syncthreads();  // the stage is read whole before the next stretch overwrites it
+  }
+}
+
+// The elements of a stretch of whole planes in a row, or 0 where the planes do not lie so, where a
+// stage cannot hold enough of them to end on a vector, or where the plane's rows are whole vectors
+// of an even count of elements: the packed kernels or v4's tiles take those, and the gathers, which
+// step down a column of the stage, would meet on one shared-memory bank.
+template <class T>
+lab::Index staged_stretch(const lab::Plan& plan, const T* in, const T* out) {
+  const lab::Index plane = plan.rows * plan.cols;
+  const bool in_a_row =
+      plan.batch.axes == 0 || (plan.batch.axes == 1 && plan.batch.in_stride[0] == plane &&
+                               plan.batch.out_stride[0] == plane);
+  const bool ragged = plan.cols % 2 == 1 || plan.cols * lab::Index{sizeof(T)} % VECTOR_BYTES != 0;
+  if (plan.runs || plan.in_pitch != plan.cols || plan.out_pitch != plan.rows || !in_a_row ||
+      !ragged || !aligned(in) || !aligned(out))
+    return 0;
+  const lab::Index bytes = plane * lab::Index{sizeof(T)};
+  lab::Index step = 1;  // planes whose bytes are whole vectors
+  while (step * bytes % VECTOR_BYTES != 0) ++step;
+  const lab::Index planes = STAGE_BYTES / bytes / step * step;
+  return planes == 0 ? 0 : planes * plane;
+}
+
+template <class T>
+LaunchShape launch_staged(const T* in, T* out, const lab::Plan& plan, lab::Index stretch,
+                          cudaStream_t stream) {
+  const lab::Index total = plan.batch.count * plan.rows * plan.cols;
+  const dim3 block(THREADS), grid(blocks_for(total, stretch));
+  staged_kernel<T><<<grid, block, stretch * sizeof(T), stream>>>(
+      in, out, total, static_cast<int>(plan.rows), static_cast<int>(plan.cols),
+      static_cast<int>(stretch));
+  return {grid, block};
+}
+
 }  // namespace
 
 template <class T>
@@ -394,7 +474,11 @@ LaunchShape launch_permute(const T* in, T* out, const lab::Permutation& p, cudaS
     const ShortPath path = short_path(plan, N, in, out);  // a side under SHORT_SIDE: never packed
     if (path != ShortPath::kNone) return launch_short(in, out, plan, path, stream);
   }
-  if (packed != Packed::kTile) return launch_reused_permute<T>(in, out, p, stream);
+  if (packed != Packed::kTile) {
+    const lab::Index stretch = staged_stretch(plan, in, out);
+    if (stretch > 0) return launch_staged(in, out, plan, stretch, stream);
+    return launch_reused_permute<T>(in, out, p, stream);
+  }
   int log_groups = 0;  // the most groups of N rows, up to 16, that the plane's rows fill
   while ((1 << log_groups) < MAX_GROUPS && (N << (log_groups + 1)) <= plan.rows) ++log_groups;
   const int tile_rows = N << log_groups, tile_cols = N * (THREADS >> log_groups);

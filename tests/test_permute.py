@@ -611,6 +611,15 @@ PACKED_EDGES = (
     ("4097,16,16", "0,2,1"),
     ("5,3136,64", "0,2,1"),      # NHWC to NCHW's plane: 64 columns, a quarter of a uint8 tile's
     ("3,1024,48", "0,2,1"),      # such a plane with 3 blocks of uint8 across
+    # Whole planes in a row, staged: partial last stretches, a batch fused from two axes, a tail
+    # past the last whole vector (105 bytes of uint8), a plane too large for a stage (v4's tiles).
+    ("33,17,19", "0,2,1"),
+    ("2,5,17,19", "0,1,3,2"),
+    ("7,19,17", "0,2,1"),
+    ("7,3,1000", "0,2,1"),
+    ("17,19", "1,0"),
+    ("5,3,7", "0,2,1"),
+    ("3,100,101", "0,2,1"),
 )
 
 
@@ -631,13 +640,14 @@ def test_the_packed_step_is_exact_on_and_off_its_path(case, dtype, needs_gpu):
                    itertools.product(PACKED_EDGES, DTYPES), reps=2)
 
 
-# 140000 planes of 32 x 16 are 17.9 million blocks of 2 x 2 for 8-byte elements: flat_kernel's grid
-# of 65535 blocks of 256 threads loops (narrower types get there at 1 to 4 GB a buffer).
-FLAT_LOOP_CASE, FLAT_LOOP_DTYPES = ("140000,32,16", "0,2,1"), ["float64", "complex64"]
+# Grids of 65535 blocks that loop: 140000 planes of 32 x 16 are 17.9 million blocks of 2 x 2 for
+# 8-byte elements (flat_kernel; narrower types get there at 1 to 4 GB a buffer), and 65600 planes of
+# 3 x 341 complex128 are as many stretches of one plane each (staged_kernel, 1 GB a buffer).
+SMALL_PLANE_LOOPS = [(("140000,32,16", "0,2,1"), "float64"), (("140000,32,16", "0,2,1"), "complex64"),
+                     (("65600,3,341", "0,2,1"), "complex128")]
 
 
 @pytest.mark.batched
-@pytest.mark.parametrize("dtype", FLAT_LOOP_DTYPES)
-def test_the_packed_steps_small_planes_are_exact_past_65535_blocks(dtype, needs_gpu):
-    check_gpu_case("PERMUTE.v5_packed", FLAT_LOOP_CASE, dtype,
-                   itertools.product([FLAT_LOOP_CASE], FLAT_LOOP_DTYPES), reps=1)
+@pytest.mark.parametrize("case,dtype", SMALL_PLANE_LOOPS)
+def test_the_packed_steps_small_planes_are_exact_past_65535_blocks(case, dtype, needs_gpu):
+    check_gpu_case("PERMUTE.v5_packed", case, dtype, SMALL_PLANE_LOOPS, reps=1)
