@@ -15,9 +15,10 @@
 // thread stores its block from its registers, four neighbouring lanes taking 2 x 2 blocks so that
 // loads and stores alike fill whole sectors. Where a vector would not be whole and aligned (extents
 // not multiples of N, misaligned pointers), where an axis of the plane is short otherwise, and for
-// 16-byte elements, v4's launcher (linked, STEP_KERNEL in the Makefile) moves the problem as
-// before. Runs (the innermost axis stays) are copied in vectors, and small dense planes in a row
-// (17 x 19) staged a stretch of whole planes at a time (staged_kernel).
+// 16-byte elements' planes (but those with a short side, which short_kernel takes as well), v4's
+// launcher (linked, STEP_KERNEL in the Makefile) moves the problem as before. Runs (the innermost
+// axis stays) are copied in vectors, and small dense planes in a row (17 x 19) staged a stretch of
+// whole planes at a time (staged_kernel).
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -285,7 +286,7 @@ __global__ void __launch_bounds__(THREADS)
 enum class ShortPath { kNone, kInterleave, kSpread };
 
 ShortPath short_path(const lab::Plan& plan, int n, const void* in, const void* out) {
-  if (plan.runs || n == 1 || !aligned(in) || !aligned(out)) return ShortPath::kNone;
+  if (plan.runs || !aligned(in) || !aligned(out)) return ShortPath::kNone;
   for (int i = 0; i < plan.batch.axes; ++i)
     if (plan.batch.in_stride[i] % n != 0 || plan.batch.out_stride[i] % n != 0)
       return ShortPath::kNone;
@@ -469,11 +470,10 @@ LaunchShape launch_permute(const T* in, T* out, const lab::Permutation& p, cudaS
   }
   // 16-byte elements are one vector each already (N = 1): nothing to pack.
   const Packed packed = N > 1 ? packed_path(plan, N, in, out) : Packed::kNone;
-  if constexpr (N > 1) {
+  if constexpr (N > 1)
     if (packed == Packed::kFlat) return launch_flat(in, out, plan, stream);
-    const ShortPath path = short_path(plan, N, in, out);  // a side under SHORT_SIDE: never packed
-    if (path != ShortPath::kNone) return launch_short(in, out, plan, path, stream);
-  }
+  const ShortPath path = short_path(plan, N, in, out);  // a side under SHORT_SIDE: never packed
+  if (path != ShortPath::kNone) return launch_short(in, out, plan, path, stream);
   if (packed != Packed::kTile) {
     const lab::Index stretch = staged_stretch(plan, in, out);
     if (stretch > 0) return launch_staged(in, out, plan, stretch, stream);
