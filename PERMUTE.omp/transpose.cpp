@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include <omp.h>
+
 #include "../common/permute_step.hpp"
 #include "../common/streaming_copy.hpp"
 
@@ -76,6 +78,49 @@ Batch batch_axes(const lab::Permutation& p, int skip_a, int skip_b) {
   return batch;
 }
 
+// The batch walked in order from index `first`: one division per axis at the start, then one add
+// per step (and a carry every extent steps). A division per batch index cost more than copying a
+// run of 64 bytes.
+struct BatchWalk {
+  const Batch& batch;
+  Index index[lab::kMaxPermuteRank] = {};
+  Index in = 0, out = 0;  // where the current batch index starts in the input and the output
+
+  BatchWalk(const Batch& b, Index first) : batch(b) {
+    for (int k = batch.axes - 1; k >= 0; --k) {
+      index[k] = first % batch.extent[k];
+      first /= batch.extent[k];
+      in += index[k] * batch.in_stride[k];
+      out += index[k] * batch.out_stride[k];
+    }
+  }
+  void next() {
+    for (int k = batch.axes - 1; k >= 0; --k) {
+      in += batch.in_stride[k];
+      out += batch.out_stride[k];
+      if (++index[k] < batch.extent[k]) return;
+      in -= batch.extent[k] * batch.in_stride[k];
+      out -= batch.extent[k] * batch.out_stride[k];
+      index[k] = 0;
+    }
+  }
+};
+
+// [begin, end) of count items: this thread's even share, as schedule(static) deals them out.
+inline void thread_share(Index count, Index* begin, Index* end) {
+  const Index threads = omp_get_num_threads(), thread = omp_get_thread_num();
+  *begin = count * thread / threads;
+  *end = count * (thread + 1) / threads;
+}
+
+// A run of `bytes`, a multiple of 16 up to kShortRunBytes: 16-byte moves inline. memcpy's call and
+// its choice of method, made for every run, cost as much as moving 64 bytes.
+constexpr Index kShortRunBytes = 256;
+inline void copy_short_run(void* to, const void* from, Index bytes) {
+  for (Index k = 0; k < bytes; k += 16)
+    std::memcpy(static_cast<char*>(to) + k, static_cast<const char*>(from) + k, 16);
+}
+
 template <class T>
 void copy_runs(const T* in, T* out, const lab::Permutation& p) {
   const int a = p.rank - 1;
@@ -89,11 +134,19 @@ void copy_runs(const T* in, T* out, const lab::Permutation& p) {
     return;
   }
   const Batch rows = batch_axes(p, a, a);
-#pragma omp parallel for schedule(static)
-  for (Index r = 0; r < rows.count; ++r) {
-    Index from, to;
-    rows.offsets(r, &from, &to);
-    std::memcpy(out + to, in + from, run * sizeof(T));
+  const Index run_bytes = run * Index{sizeof(T)};
+  const bool short_run = run_bytes <= kShortRunBytes && run_bytes % 16 == 0;
+#pragma omp parallel
+  {
+    Index begin, end;
+    thread_share(rows.count, &begin, &end);
+    BatchWalk walk(rows, begin);
+    for (Index r = begin; r < end; ++r, walk.next()) {
+      if (short_run)
+        copy_short_run(out + walk.out, in + walk.in, run_bytes);
+      else
+        std::memcpy(out + walk.out, in + walk.in, run_bytes);
+    }
   }
 }
 
