@@ -16,9 +16,13 @@
 //   In a tensor past the last-level cache, the tile's output lines are written with streaming
 //   stores (write_tile_streamed), as the ceiling copy's are: a plain store would first read each
 //   line from memory only to overwrite it.
+// - b != a, and a or b short (16 elements, 96 bytes): tiles of runs (transpose_runs_tiles). The
+//   axes just outside a in the input, and just outside b in the output, join the tile, so that it
+//   reads and writes runs of whole lines rather than pieces of them.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include <omp.h>
 
@@ -430,13 +434,186 @@ void transpose_tiles(const T* in, T* out, const lab::Permutation& p) {
   }
 }
 
+// Tiles of runs. Where the input's innermost axis is short (16 elements of the 6-d case, 96 bytes
+// of a 96^4 reversal), a tile of (b, a) reads pieces of input rows shorter than a line, or pieces
+// that straddle lines whose rest another tile reads from memory again later; the same holds for b
+// and the output. The input axes just outside a lie right after it in memory, so a tile that takes
+// some of them too reads longer runs, as HPTT blocks over more than two axes: its columns are (axes
+// just outside a, a), one run of the input, and its rows (axes just outside b, b), one run of the
+// output. An axis that would make the side too long joins in part: it is split in two (extent =
+// outer x inner, inner a divisor), and its inner part joins.
+
+// The longest side of a tile of runs: two square tiles' sides, so that 96-byte rows can join in
+// pairs (192 bytes: whole lines) rather than not at all.
+template <class T>
+constexpr Index kMaxRunsSide = 2 * kTile<T>;
+
+// p with input axis x split in two neighbours: (extent / inner, inner), in both orders.
+lab::Permutation split_axis(const lab::Permutation& p, int x, Index inner) {
+  lab::Permutation q;
+  q.rank = p.rank + 1;
+  for (int i = 0, j = 0; i < p.rank; ++i) {
+    if (i == x) q.shape[j++] = p.shape[i] / inner;
+    q.shape[j++] = i == x ? inner : p.shape[i];
+  }
+  for (int k = 0, j = 0; k < p.rank; ++k) {
+    const int axis = p.perm[k];
+    if (axis == x) q.perm[j++] = x;
+    q.perm[j++] = axis >= x ? axis + 1 : axis;
+  }
+  return q;
+}
+
+// How much of an axis of `extent` elements joins a side of `side`: all of it where the side stays
+// within kMaxRunsSide (256 x 256 bytes of the 6-d case, past L1: its longer runs still won over
+// tiles of 128 x 128); else the smallest divisor of the extent that brings the side to kTile, or
+// the largest that keeps it under; 1 for none.
+template <class T>
+Index joining_part(Index side, Index extent) {
+  if (side * extent <= kMaxRunsSide<T>) return extent;
+  Index part = 1;
+  for (Index k = 2; side * k <= kMaxRunsSide<T>; ++k) {
+    if (extent % k != 0) continue;
+    part = k;
+    if (side * k >= kTile<T>) break;
+  }
+  return part;
+}
+
+// The problem with its tile's sides grown: columns the a_axes innermost input axes (cols elements,
+// contiguous in the input), rows the b_axes innermost output axes (rows elements, contiguous in
+// the output).
+struct RunsTile {
+  lab::Permutation q;
+  int a_axes = 1, b_axes = 1;
+  Index cols = 1, rows = 1;
+  bool grown() const { return a_axes > 1 || b_axes > 1; }
+};
+
+template <class T>
+RunsTile grow_tile(const lab::Permutation& p) {
+  RunsTile t;
+  t.q = p;
+  lab::Permutation& q = t.q;
+  t.cols = q.shape[q.rank - 1];
+  t.rows = q.shape[q.perm[q.rank - 1]];
+  // Columns: the input axis just outside them joins while the side is short, unless it is b.
+  while (t.cols < kTile<T> && t.a_axes < q.rank) {
+    const int next = q.rank - 1 - t.a_axes;
+    if (next == q.perm[q.rank - 1]) break;
+    const Index part = joining_part<T>(t.cols, q.shape[next]);
+    if (part == 1 || (part < q.shape[next] && q.rank == lab::kMaxPermuteRank)) break;
+    const bool split = part < q.shape[next];
+    if (split) q = split_axis(q, next, part);
+    t.cols *= part;
+    ++t.a_axes;
+    if (split) break;  // a split axis ends the side: its outer part lies apart
+  }
+  // Rows: the output axis just outside them, unless it is one of the columns'.
+  while (t.rows < kTile<T> && t.b_axes < q.rank) {
+    const int next = q.perm[q.rank - 1 - t.b_axes];
+    if (next >= q.rank - t.a_axes) break;
+    const Index part = joining_part<T>(t.rows, q.shape[next]);
+    if (part == 1 || (part < q.shape[next] && q.rank == lab::kMaxPermuteRank)) break;
+    const bool split = part < q.shape[next];
+    if (split) q = split_axis(q, next, part);
+    t.rows *= part;
+    ++t.b_axes;
+    if (split) break;
+  }
+  return t;
+}
+
+template <class T>
+void transpose_runs_tiles(const T* in, T* out, const RunsTile& t) {
+  const lab::Permutation& q = t.q;
+  // Where each row's input run starts (rows walk the row axes, b fastest) and each column's output
+  // run (columns walk the column axes, a fastest).
+  std::vector<Index> row_in(t.rows), col_out(t.cols);
+  for (Index r = 0; r < t.rows; ++r) {
+    Index rest = r;
+    for (int k = q.rank - 1; k >= q.rank - t.b_axes; --k) {
+      row_in[r] += rest % q.out_extent(k) * q.in_stride(q.perm[k]);
+      rest /= q.out_extent(k);
+    }
+  }
+  for (Index c = 0; c < t.cols; ++c) {
+    Index rest = c;
+    for (int axis = q.rank - 1; axis >= q.rank - t.a_axes; --axis) {
+      col_out[c] += rest % q.shape[axis] * q.out_stride(axis);
+      rest /= q.shape[axis];
+    }
+  }
+  Batch batch;
+  for (int k = 0; k < q.rank - t.b_axes; ++k) {
+    const int axis = q.perm[k];
+    if (axis >= q.rank - t.a_axes) continue;
+    batch.extent[batch.axes] = q.shape[axis];
+    batch.in_stride[batch.axes] = q.in_stride(axis);
+    batch.out_stride[batch.axes] = q.out_stride(axis);
+    batch.count *= q.shape[axis];
+    ++batch.axes;
+  }
+  // The batch axes ordered by how far a step moves both tiles, the shortest innermost: the tiles
+  // one thread moves in turn then share pages, in the input and the output alike. Left in output
+  // order, the 6-d case's innermost batch axis stepped 32 MiB through the input.
+  for (int i = 1; i < batch.axes; ++i)
+    for (int k = i; k > 0; --k) {
+      const auto reach = [&](int j) { return batch.in_stride[j] + batch.out_stride[j]; };
+      if (reach(k - 1) >= reach(k)) break;
+      std::swap(batch.extent[k - 1], batch.extent[k]);
+      std::swap(batch.in_stride[k - 1], batch.in_stride[k]);
+      std::swap(batch.out_stride[k - 1], batch.out_stride[k]);
+    }
+  const bool streaming =
+      lab::use_streaming_stores(2 * static_cast<std::size_t>(q.elements()) * sizeof(T));
+  const Index tile_r = t.rows <= kMaxRunsSide<T> ? t.rows : kTile<T>;
+  const Index tile_c = t.cols <= kMaxRunsSide<T> ? t.cols : kTile<T>;
+  const Index tiles_r = (t.rows + tile_r - 1) / tile_r, tiles_c = (t.cols + tile_c - 1) / tile_c;
+#pragma omp parallel
+  {
+    alignas(kLineBytes) T gathered[kMaxRunsSide<T> * kMaxRunsSide<T>];
+    alignas(kLineBytes) T moved[kMaxRunsSide<T> * kMaxRunsSide<T>];
+    Index begin, end;
+    thread_share(batch.count * tiles_r * tiles_c, &begin, &end);
+    BatchWalk walk(batch, begin / (tiles_r * tiles_c));
+    Index tr = begin / tiles_c % tiles_r, tc = begin % tiles_c;
+    for (Index tile = begin; tile < end; ++tile) {
+      const Index r0 = tr * tile_r, c0 = tc * tile_c;
+      const Index r_count = std::min(tile_r, t.rows - r0), c_count = std::min(tile_c, t.cols - c0);
+      const T* from = in + walk.in + c0;
+      for (Index r = 0; r < r_count; ++r)
+        std::memcpy(gathered + r * c_count, from + row_in[r0 + r], c_count * sizeof(T));
+      transpose_elements(TileSource<T>{gathered, c_count}, moved, r_count, r_count, c_count);
+      T* to = out + walk.out + r0;
+      for (Index c = 0; c < c_count; ++c) {
+        if (streaming)
+          lab::stream_lines(to + col_out[c0 + c], moved + c * r_count, r_count * sizeof(T));
+        else
+          std::memcpy(to + col_out[c0 + c], moved + c * r_count, r_count * sizeof(T));
+      }
+      if (++tc < tiles_c) continue;
+      tc = 0;
+      if (++tr < tiles_r) continue;
+      tr = 0;
+      walk.next();
+    }
+    if (streaming) lab::stream_fence();
+  }
+}
+
 }  // namespace
 
 template <class T>
 void permute_on_cpu(const T* in, T* out, const lab::Permutation& problem) {
   const lab::Permutation p = lab::fuse_axes(problem);
-  if (p.perm[p.rank - 1] == p.rank - 1)
+  if (p.perm[p.rank - 1] == p.rank - 1) {
     copy_runs(in, out, p);
+    return;
+  }
+  const RunsTile grown = grow_tile<T>(p);
+  if (grown.grown())
+    transpose_runs_tiles(in, out, grown);
   else
     transpose_tiles(in, out, p);
 }

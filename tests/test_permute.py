@@ -138,6 +138,22 @@ def test_cpu_step_is_exact_on_short_plane_sides(case, dtype, stores, tmp_path):
     check_cpu_case(case, dtype, tmp_path, threads=3, reps=2, stores=stores)
 
 
+# Where the input's or the output's innermost axis is short, PERMUTE.omp's tile takes the axes just
+# outside it too (tiles of runs): whole axes (6 x 5 x 6), an axis split to a divisor that fills the
+# tile (300 = 10 x 30), the 6-d permutation's pattern on small extents, a reversal, sides longer
+# than a tile with a ragged last one (1000 rows), prime extents, and runs of moved rows (0,2,1,3).
+RUNS_TILE_CASES = [("4,6,5,6", "3,2,1,0"), ("30,300,5", "2,1,0"), ("4,6,4,6,4,4", "5,3,1,4,0,2"),
+                   ("12,12,12,12", "3,2,1,0"), ("1000,3,40", "2,1,0"),
+                   ("7,5,3,11,13", "4,1,3,0,2"), ("3,33,5,48", "0,2,1,3"), ("2,7,3,5", "0,2,1,3")]
+
+
+@pytest.mark.parametrize("stores", ["on", "off"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", RUNS_TILE_CASES, ids=case_id)
+def test_cpu_step_is_exact_on_tiles_of_runs(case, dtype, stores, tmp_path):
+    check_cpu_case(case, dtype, tmp_path, threads=3, reps=2, stores=stores)
+
+
 def test_uint8_past_256_elements_takes_two_fills():
     done = run(CPU_STEP, "--shape", "17,19,3", "--perm", "2,0,1", "--dtype", "uint8", "--reps", 1)
     assert done.returncode == 0, done.stderr
