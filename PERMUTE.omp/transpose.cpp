@@ -117,14 +117,6 @@ inline void thread_share(Index count, Index* begin, Index* end) {
   *end = count * (thread + 1) / threads;
 }
 
-// A run of `bytes`, a multiple of 16 up to kShortRunBytes: 16-byte moves inline. memcpy's call and
-// its choice of method, made for every run, cost as much as moving 64 bytes.
-constexpr Index kShortRunBytes = 256;
-inline void copy_short_run(void* to, const void* from, Index bytes) {
-  for (Index k = 0; k < bytes; k += 16)
-    std::memcpy(static_cast<char*>(to) + k, static_cast<const char*>(from) + k, 16);
-}
-
 template <class T>
 void copy_runs(const T* in, T* out, const lab::Permutation& p) {
   const int a = p.rank - 1;
@@ -138,19 +130,13 @@ void copy_runs(const T* in, T* out, const lab::Permutation& p) {
     return;
   }
   const Batch rows = batch_axes(p, a, a);
-  const Index run_bytes = run * Index{sizeof(T)};
-  const bool short_run = run_bytes <= kShortRunBytes && run_bytes % 16 == 0;
 #pragma omp parallel
   {
     Index begin, end;
     thread_share(rows.count, &begin, &end);
     BatchWalk walk(rows, begin);
-    for (Index r = begin; r < end; ++r, walk.next()) {
-      if (short_run)
-        copy_short_run(out + walk.out, in + walk.in, run_bytes);
-      else
-        std::memcpy(out + walk.out, in + walk.in, run_bytes);
-    }
+    for (Index r = begin; r < end; ++r, walk.next())
+      std::memcpy(out + walk.out, in + walk.in, run * sizeof(T));
   }
 }
 
