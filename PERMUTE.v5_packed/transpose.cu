@@ -5,20 +5,20 @@
 // of N input rows, transposes that N x N block in registers (common/packed_block.cuh), so that
 // each register row is 16 bytes of one output row, and passes it through a shared tile of 16-byte
 // cells to 16-byte stores. Here the matrix is v3's plane (rows along the output's innermost axis,
-// columns along the input's) and every other axis is a digit of the batch index, as in v3. The
-// tile is `groups` blocks of N rows by THREADS / groups blocks of N columns: groups is the largest
-// power of two up to 16 that the plane's rows fill, so that 64 channels of uint8 keep every
-// thread busy. A plane with a side under 8 elements (3 channels) takes short_kernel: 16-byte
-// accesses on both sides, the elements regrouped one by one in shared memory. A uint8 plane under
-// one tile (64 x 64), or whose input rows fill half the tile's columns or less (3136 x 64), and a
-// wider type's plane under one tile with a side under 32 (16 x 16), take flat_kernel: no tile, each
-// thread stores its block from its registers, four neighbouring lanes taking 2 x 2 blocks so that
-// loads and stores alike fill whole sectors. Where a vector would not be whole and aligned (extents
-// not multiples of N, misaligned pointers), where an axis of the plane is short otherwise, and for
-// 16-byte elements' planes (but those with a short side, which short_kernel takes as well), v4's
-// launcher (linked, STEP_KERNEL in the Makefile) moves the problem as before. Runs (the innermost
-// axis stays) are copied in vectors, and small dense planes in a row (17 x 19) staged a stretch of
-// whole planes at a time (staged_kernel).
+// columns along the input's) and every other axis is a digit of the batch index, as in v3.
+// The launcher picks one kernel per fused problem (launch_permute, at the end):
+// - permute_kernel, the tile: `groups` blocks of N rows by THREADS / groups blocks of N columns,
+//   groups the largest power of two up to 16 that the plane's rows fill (64 channels of uint8);
+// - flat_kernel, no tile: a uint8 plane under one tile (64 x 64) or whose input rows fill half the
+//   tile's columns or less (3136 x 64), and a wider type's plane under one tile with a side under
+//   32 (16 x 16); each thread stores its block from registers, 2 x 2 lanes filling whole sectors;
+// - short_kernel: a plane side under 8 (3 channels), 16-byte accesses on both sides, the elements
+//   regrouped one by one in shared memory (16-byte elements too, one to a vector);
+// - runs_kernel: the innermost axis stays, each plane a run copied in vectors;
+// - staged_kernel: small dense planes laid one after another (17 x 19), staged a stretch of whole
+//   planes at a time;
+// - v4's launcher (linked, STEP_KERNEL in the Makefile) for the rest: vectors not whole or not
+//   aligned, a plane side of 8 to 31 otherwise, 16-byte elements' planes long both ways.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
