@@ -52,7 +52,7 @@ BUS_PROBE_ARGS ?=
 MULTIGPU_SIZES ?= 8192 16384
 MULTIGPU_DTYPES ?= $(DTYPE)
 MULTIGPU_GPUS ?=
-MULTIGPU_EXCHANGES ?= nccl registered peer
+MULTIGPU_EXCHANGES ?= nccl registered windows peer
 RESULTS ?= results
 OMP_PIN := OMP_PROC_BIND=close OMP_PLACES=cores
 
@@ -128,7 +128,7 @@ help:
 	@echo "                     (BUS_PROBE_ARGS: e.g. --gib 16 --pitch 262144 --widths 4096,16384)"
 	@echo "  make multigpu      CUDA.v9_multigpu on 1, 2, 4, 8 GPUs up to the visible ones (MULTIGPU_GPUS),"
 	@echo "                     one process and mpirun -np G, at MULTIGPU_SIZES x MULTIGPU_DTYPES, with each"
-	@echo "                     of MULTIGPU_EXCHANGES (default nccl registered peer) on 2 GPUs or more, each"
+	@echo "                     of MULTIGPU_EXCHANGES (default nccl registered windows peer) on 2 GPUs or more,"
 	@echo "                     next to its all-to-all, and CUDA.v7_packed on one GPU -> results/multigpu.csv, .png"
 	@echo "  make probes       CUDA.v7_packed with one constant changed (PROBES=..., default all; list:"
 	@echo "                     python -m transpose_lab.probes --list) at PROBE_SHAPE -> results/probes.csv"

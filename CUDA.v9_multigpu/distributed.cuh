@@ -20,6 +20,19 @@
 #include "cuda_check.cuh"
 #include "cuda_step.cuh"
 
+// ncclMemAlloc, ncclCommRegister and ncclCommDeregister came with NCCL 2.19; ncclAlltoAll, which
+// NCCL runs on the copy engines between symmetric windows under NCCL_CTA_POLICY_ZERO, with 2.28.
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 19, 0)
+#define LAB_NCCL_CAN_REGISTER 1
+#else
+#define LAB_NCCL_CAN_REGISTER 0
+#endif
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+#define LAB_NCCL_HAS_WINDOWS 1
+#else
+#define LAB_NCCL_HAS_WINDOWS 0
+#endif
+
 namespace lab {
 
 using Index = std::int64_t;
@@ -77,10 +90,14 @@ enum class PlacePath {
 // Where NCCL's send and receive buffers come from (--nccl-buffers). Plain: cudaMalloc, and NCCL
 // stages every message through FIFO buffers of its own (a copy on each side). Registered: the
 // bands and exchange buffers come from ncclMemAlloc and are registered with each communicator,
-// so NCCL's kernels can read and write them across the link directly.
+// so NCCL's kernels can read and write them across the link directly. Windows: the same buffers
+// registered as symmetric windows with communicators that may use no SM (NCCL_CTA_POLICY_ZERO),
+// and the exchange one ncclAlltoAll, which NCCL then hands to the copy engines: the SMs are left
+// to the local transposes and placements. ncclAlltoAll moves equal blocks, the own one included.
 enum class NcclBuffers {
   kPlain,
   kRegistered,
+  kWindows,
 };
 
 // How the blocks reach the other ranks (--exchange).
@@ -126,10 +143,12 @@ struct Blocks {
 struct Scratch {
   std::size_t send = 0, recv = 0;
 };
-Scratch step_scratch(const Decomposition& plan, int rank);
+Scratch step_scratch(const Team& team, int rank);
 
 // Defined by the step: one all-to-all on every local rank's link stream, blocks[i] for
 // team.local[i]; pairs of zero bytes are skipped on both sides. The driver's ceiling calls it too.
+// With NcclBuffers::kWindows every block has the same size, block d at d times that size on both
+// sides (ncclAlltoAll).
 void all_to_all(Team& team, const std::vector<Blocks>& blocks);
 
 // Defined by the step, for T any storage type: enqueue the transpose of every local rank's input

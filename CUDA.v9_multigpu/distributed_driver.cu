@@ -56,13 +56,6 @@ using lab::Index;
 using lab::Rank;
 using lab::Team;
 
-// ncclMemAlloc, ncclCommRegister and ncclCommDeregister came with NCCL 2.19.
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 19, 0)
-#define LAB_NCCL_CAN_REGISTER 1
-#else
-#define LAB_NCCL_CAN_REGISTER 0
-#endif
-
 constexpr std::size_t kChunkTargetBytes = std::size_t{32} << 20;  // of an input band, by default
 constexpr int kMaxDefaultChunks = 16;
 constexpr int kMaxCount = 999999;  // the most a count option (--gpus, --chunks, ...) takes
@@ -186,10 +179,12 @@ const char* const kDistributedUsage =
     "  --place-blocks N   the placement kernels launch at most N blocks (default: one a row), "
     "leaving\n"
     "                     SMs to NCCL's kernels while they run beside the exchange\n"
-    "  --nccl-buffers WAY plain (default: cudaMalloc, NCCL copies through its own buffers) or "
+    "  --nccl-buffers WAY plain (default: cudaMalloc, NCCL copies through its own buffers), "
     "registered\n"
     "                     (ncclMemAlloc + ncclCommRegister: NCCL reads and writes the step's "
     "buffers)\n"
+    "                     or windows (symmetric windows, no SM for NCCL: ncclAlltoAll on the "
+    "copy engines)\n"
     "  --exchange WAY     nccl (default: local transposes and an NCCL all-to-all) or peer (one "
     "kernel\n"
     "                     per GPU writes into every GPU's band; NCCL where a pair lacks peer "
@@ -220,13 +215,15 @@ int parse_count(const lab::CliSpec& spec, const std::string& flag, const char* t
   }
 }
 
-// The value of a flag that names one of two ways; anything else is refused.
+// The value of a flag that names one of a few ways; anything else is refused.
 std::string take_way(const lab::CliSpec& spec, const std::string& flag, const char* text,
-                     const char* first, const char* second) {
+                     const std::vector<std::string>& ways) {
   const std::string way = text == nullptr ? "" : text;
-  if (way != first && way != second)
-    usage_error(spec, flag + " takes " + first + " or " + second + ", got '" + way + "'");
-  return way;
+  if (std::find(ways.begin(), ways.end(), way) != ways.end()) return way;
+  std::string named = ways.front();
+  for (std::size_t i = 1; i < ways.size(); ++i)
+    named += (i + 1 == ways.size() ? " or " : ", ") + ways[i];
+  usage_error(spec, flag + " takes " + named + ", got '" + way + "'");
 }
 
 // Takes this kind's flags out of argv (the shared parser refuses options it does not know).
@@ -241,21 +238,23 @@ DistributedOptions take_distributed_options(int* argc, char** argv, const lab::C
     }
     const char* value = i + 1 < *argc ? argv[i + 1] : nullptr;
     if (arg == "--exchange") {
-      const bool nccl = take_way(spec, arg, value, "nccl", "peer") == "nccl";
+      const bool nccl = take_way(spec, arg, value, {"nccl", "peer"}) == "nccl";
       options.exchange = nccl ? lab::Exchange::kNccl : lab::Exchange::kPeer;
       ++i;
       continue;
     }
     if (arg == "--place") {
-      const bool kernel = take_way(spec, arg, value, "kernel", "copy-engine") == "kernel";
+      const bool kernel = take_way(spec, arg, value, {"kernel", "copy-engine"}) == "kernel";
       options.place = kernel ? lab::PlacePath::kKernel : lab::PlacePath::kCopyEngine;
       options.nccl_pipeline_given = true;
       ++i;
       continue;
     }
     if (arg == "--nccl-buffers") {
-      const bool plain = take_way(spec, arg, value, "plain", "registered") == "plain";
-      options.nccl_buffers = plain ? lab::NcclBuffers::kPlain : lab::NcclBuffers::kRegistered;
+      const std::string way = take_way(spec, arg, value, {"plain", "registered", "windows"});
+      options.nccl_buffers = way == "plain"        ? lab::NcclBuffers::kPlain
+                             : way == "registered" ? lab::NcclBuffers::kRegistered
+                                                   : lab::NcclBuffers::kWindows;
       options.nccl_pipeline_given = true;
       ++i;
       continue;
@@ -479,11 +478,30 @@ struct Buffers {  // what the driver owns for one local rank, besides the device
   std::unique_ptr<lab::L2Flush> flush;  // one per GPU: on the first local rank of each device
   bool leads_device = false;
   cudaEvent_t start = nullptr, stop = nullptr;
-  // --nccl-buffers registered: the buffers that came from ncclMemAlloc (bytes each), and the
-  // handles ncclCommRegister gave for them.
+  // --nccl-buffers registered or windows: the buffers that came from ncclMemAlloc (bytes each),
+  // and the handles ncclCommRegister or ncclCommWindowRegister gave for them.
   std::vector<std::pair<char*, std::size_t>> from_nccl;
   std::vector<void*> registrations;
+#if LAB_NCCL_HAS_WINDOWS
+  std::vector<ncclWindow_t> windows;
+#endif
 };
+
+// --nccl-buffers windows: communicators that may use no SM, so that NCCL runs ncclAlltoAll between
+// symmetric windows on the copy engines.
+ncclConfig_t zero_cta_config() {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+#if LAB_NCCL_HAS_WINDOWS
+  config.CTAPolicy = NCCL_CTA_POLICY_ZERO;
+#endif
+  return config;
+}
+
+const char* buffers_way(lab::NcclBuffers way) {
+  return way == lab::NcclBuffers::kPlain        ? "plain"
+         : way == lab::NcclBuffers::kRegistered ? "registered"
+                                                : "windows";
+}
 
 char* device_bytes(std::size_t bytes) {
   void* raw = nullptr;
@@ -496,7 +514,7 @@ char* device_bytes(std::size_t bytes) {
 // Where that fails, one line says so and every later buffer is plain.
 char* nccl_bytes(Team& team, Buffers& mine, std::size_t bytes) {
 #if LAB_NCCL_CAN_REGISTER
-  if (team.nccl_buffers == lab::NcclBuffers::kRegistered) {
+  if (team.nccl_buffers != lab::NcclBuffers::kPlain) {
     bytes = std::max<std::size_t>(bytes, 1);
     void* raw = nullptr;
     const ncclResult_t status = ncclMemAlloc(&raw, bytes);
@@ -504,8 +522,8 @@ char* nccl_bytes(Team& team, Buffers& mine, std::size_t bytes) {
       mine.from_nccl.emplace_back(static_cast<char*>(raw), bytes);
       return static_cast<char*>(raw);
     }
-    std::fprintf(stderr, "%s: --nccl-buffers registered: ncclMemAlloc failed (%s): plain buffers\n",
-                 g_label.c_str(), ncclGetErrorString(status));
+    std::fprintf(stderr, "%s: --nccl-buffers %s: ncclMemAlloc failed (%s): plain buffers\n",
+                 g_label.c_str(), buffers_way(team.nccl_buffers), ncclGetErrorString(status));
     team.nccl_buffers = lab::NcclBuffers::kPlain;
   }
 #else
@@ -529,6 +547,18 @@ void free_nccl_bytes(Buffers& mine, char* bytes) {
 }
 
 void deregister_buffers(Team& team, std::vector<Buffers>& buffers) {
+#if LAB_NCCL_HAS_WINDOWS
+  // Window (de)registration is collective: every local rank's in one group.
+  NCCL_CHECK(ncclGroupStart(), nullptr);
+  for (std::size_t i = 0; i < team.local.size(); ++i) {
+    Rank& me = team.local[i];
+    CUDA_CHECK(cudaSetDevice(me.device));
+    for (ncclWindow_t window : buffers[i].windows)
+      if (window != nullptr) NCCL_CHECK(ncclCommWindowDeregister(me.comm, window), me.comm);
+    buffers[i].windows.clear();
+  }
+  NCCL_CHECK(ncclGroupEnd(), nullptr);
+#endif
 #if LAB_NCCL_CAN_REGISTER
   for (std::size_t i = 0; i < team.local.size(); ++i) {
     Rank& me = team.local[i];
@@ -543,11 +573,49 @@ void deregister_buffers(Team& team, std::vector<Buffers>& buffers) {
 #endif
 }
 
+// --nccl-buffers windows: every buffer NCCL touches, registered as a symmetric window (every rank
+// registers buffers of the same sizes in the same order, and passes the same offsets into them),
+// which with communicators under NCCL_CTA_POLICY_ZERO lets ncclAlltoAll run on the copy engines.
+// Where a rank fails, one line says so and the buffers are registered as with `registered`.
+bool register_windows(Team& team, std::vector<Buffers>& buffers) {
+  bool ok = true;
+#if LAB_NCCL_HAS_WINDOWS
+  ncclResult_t status = ncclGroupStart();
+  for (std::size_t i = 0; i < team.local.size() && status == ncclSuccess; ++i) {
+    Rank& me = team.local[i];
+    CUDA_CHECK(cudaSetDevice(me.device));
+    // Inside a group a handle is filled in at ncclGroupEnd: each has its place already.
+    std::vector<ncclWindow_t>& windows = buffers[i].windows;
+    windows.assign(buffers[i].from_nccl.size(), nullptr);
+    for (std::size_t j = 0; j < windows.size() && status == ncclSuccess; ++j)
+      status = ncclCommWindowRegister(me.comm, buffers[i].from_nccl[j].first,
+                                      buffers[i].from_nccl[j].second, &windows[j],
+                                      NCCL_WIN_COLL_SYMMETRIC);
+  }
+  const ncclResult_t ended = ncclGroupEnd();
+  if (status == ncclSuccess) status = ended;
+  if (status != ncclSuccess) {
+    std::fprintf(stderr,
+                 "%s: --nccl-buffers windows: ncclCommWindowRegister failed (%s): registered "
+                 "buffers\n",
+                 g_label.c_str(), ncclGetErrorString(status));
+    ok = false;
+  }
+#else
+  ok = false;
+#endif
+  if (every_rank(ok)) return true;
+  deregister_buffers(team, buffers);
+  team.nccl_buffers = lab::NcclBuffers::kRegistered;
+  return false;
+}
+
 // Every buffer NCCL touches, registered with the communicator of its rank, so that NCCL's kernels
 // read the sender's buffer and write the receiver's across the link, without staging the bytes
 // through its own FIFO buffers. NCCL requires all ranks or none to pass registered buffers: where
 // one rank fails, one line says so and every rank goes back to plain (unregistered) buffers.
 void register_buffers(Team& team, std::vector<Buffers>& buffers) {
+  if (team.nccl_buffers == lab::NcclBuffers::kWindows && register_windows(team, buffers)) return;
   bool ok = team.nccl_buffers == lab::NcclBuffers::kRegistered;
 #if LAB_NCCL_CAN_REGISTER
   for (std::size_t i = 0; i < team.local.size() && ok; ++i) {
@@ -576,7 +644,7 @@ void register_buffers(Team& team, std::vector<Buffers>& buffers) {
 
 // The peer exchange writes into the output bands themselves: it needs no scratch.
 lab::Scratch scratch_of(const Team& team, int g) {
-  return team.exchange == lab::Exchange::kPeer ? lab::Scratch{} : lab::step_scratch(team.plan, g);
+  return team.exchange == lab::Exchange::kPeer ? lab::Scratch{} : lab::step_scratch(team, g);
 }
 
 std::size_t rank_device_bytes(const Team& team, int g) {
@@ -1083,13 +1151,19 @@ std::string placed_by(const Team& team) {
 // Named in the CSV's launch only where they are registered: rows with plain buffers read as
 // they always have.
 std::string registered_buffers(const Team& team) {
-  return team.nccl_buffers == lab::NcclBuffers::kRegistered ? "registered NCCL buffers, " : "";
+  return team.nccl_buffers == lab::NcclBuffers::kRegistered ? "registered NCCL buffers, "
+         : team.nccl_buffers == lab::NcclBuffers::kWindows
+             ? "symmetric NCCL windows (ncclAlltoAll, zero CTAs), "
+             : "";
 }
 
 std::string nccl_buffers_line(const Team& team) {
   if (team.virtual_ranks) return "none (virtual ranks: no NCCL in the exchange)";
   return team.nccl_buffers == lab::NcclBuffers::kRegistered
              ? "registered (ncclMemAlloc, ncclCommRegister): NCCL moves the bytes between them"
+         : team.nccl_buffers == lab::NcclBuffers::kWindows
+             ? "symmetric windows (ncclMemAlloc, ncclCommWindowRegister), communicators under "
+               "NCCL_CTA_POLICY_ZERO: ncclAlltoAll may run on the copy engines, no SM"
              : "plain (cudaMalloc): NCCL copies through its own buffers";
 }
 
@@ -1128,8 +1202,24 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
       MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
       Rank& me = team.local[0];
       CUDA_CHECK(cudaSetDevice(me.device));
-      NCCL_CHECK(ncclCommInitRank(&me.comm, plan.ranks, id, me.rank), nullptr);
+      if (team.nccl_buffers == lab::NcclBuffers::kWindows) {
+        ncclConfig_t config = zero_cta_config();
+        NCCL_CHECK(ncclCommInitRankConfig(&me.comm, plan.ranks, id, me.rank, &config), nullptr);
+      } else {
+        NCCL_CHECK(ncclCommInitRank(&me.comm, plan.ranks, id, me.rank), nullptr);
+      }
 #endif
+    } else if (team.nccl_buffers == lab::NcclBuffers::kWindows) {
+      // ncclCommInitAll takes no configuration: one communicator per GPU, made in one group.
+      ncclUniqueId id;
+      NCCL_CHECK(ncclGetUniqueId(&id), nullptr);
+      ncclConfig_t config = zero_cta_config();
+      NCCL_CHECK(ncclGroupStart(), nullptr);
+      for (Rank& me : team.local) {
+        CUDA_CHECK(cudaSetDevice(me.device));
+        NCCL_CHECK(ncclCommInitRankConfig(&me.comm, plan.ranks, id, me.rank, &config), nullptr);
+      }
+      NCCL_CHECK(ncclGroupEnd(), nullptr);
     } else {
       std::vector<ncclComm_t> comms(plan.ranks);
       std::vector<int> devices;
@@ -1380,22 +1470,32 @@ int main(int argc, char** argv) {
   team.place_blocks = distributed.place_blocks;
   team.nccl_buffers = distributed.nccl_buffers;
   team.exchange = distributed.exchange;
-  if (team.nccl_buffers == lab::NcclBuffers::kRegistered) {
+  team.plan.rows = options.rows;
+  team.plan.cols = options.cols;
+  if (team.nccl_buffers != lab::NcclBuffers::kPlain) {
     const std::string nccl_version = std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) +
                                      "." + std::to_string(NCCL_PATCH);
+    const bool windows = team.nccl_buffers == lab::NcclBuffers::kWindows;
     const std::string why =
         virtual_mode ? "virtual ranks exchange by device copies, without NCCL: no effect"
         : !LAB_NCCL_CAN_REGISTER
             ? "NCCL " + nccl_version + " has no ncclCommRegister (2.19 and later): plain buffers"
+        : windows && !LAB_NCCL_HAS_WINDOWS
+            ? "NCCL " + nccl_version +
+                  " has no copy-engine ncclAlltoAll (2.28 and later): registered buffers"
+        : windows && (options.rows % ranks != 0 || options.cols % ranks != 0)
+            ? "ncclAlltoAll moves blocks of one size, and " + std::to_string(options.rows) + " x " +
+                  std::to_string(options.cols) + " does not split evenly over " +
+                  std::to_string(ranks) + " GPUs: registered buffers"
             : "";
     if (!why.empty()) {
       if (g_world.rank == 0)
-        std::fprintf(stderr, "%s: --nccl-buffers registered: %s\n", g_label.c_str(), why.c_str());
-      team.nccl_buffers = lab::NcclBuffers::kPlain;
+        std::fprintf(stderr, "%s: --nccl-buffers %s: %s\n", g_label.c_str(),
+                     buffers_way(team.nccl_buffers), why.c_str());
+      team.nccl_buffers = virtual_mode || !LAB_NCCL_CAN_REGISTER ? lab::NcclBuffers::kPlain
+                                                                 : lab::NcclBuffers::kRegistered;
     }
   }
-  team.plan.rows = options.rows;
-  team.plan.cols = options.cols;
   team.plan.ranks = ranks;
   team.plan.elem_bytes = options.dtype->bytes;
   if (team.exchange == lab::Exchange::kPeer) {

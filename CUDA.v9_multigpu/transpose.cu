@@ -28,18 +28,26 @@ namespace {
 
 constexpr Index kMaxPlaceBlocks = Index{1} << 30;  // a block per output row (grid.x < 2^31)
 
+// With symmetric windows the exchange is one ncclAlltoAll, which moves the own block too (into a
+// slot of the receive buffer that nothing reads: the own block is placed from the send buffer,
+// without waiting for the exchange).
+bool exchanges_own_block(const Team& team) {
+  return team.nccl_buffers == NcclBuffers::kWindows && !team.virtual_ranks;
+}
+
 // The blocks of chunk k that rank g's transposed chunk holds for each destination d: rows
 // [c0(d), c1(d)) of a cols x chunk_rows(g, k) matrix, so contiguous. What g receives from s is
-// band_cols(g) x chunk_rows(s, k), packed source after source. The own block is not exchanged:
-// it is placed straight from the send buffer.
-Blocks chunk_blocks(const Decomposition& plan, const Rank& me, int k) {
+// band_cols(g) x chunk_rows(s, k), packed source after source. The own block is placed straight
+// from the send buffer.
+Blocks chunk_blocks(const Team& team, const Rank& me, int k) {
+  const Decomposition& plan = team.plan;
   const int g = me.rank, ranks = plan.ranks;
   Blocks blocks(ranks);
   blocks.send = me.send[k % 2];
   blocks.recv = me.recv[k % 2];
   std::size_t received = 0;
   for (int peer = 0; peer < ranks; ++peer) {
-    if (peer == g) continue;
+    if (peer == g && !exchanges_own_block(team)) continue;
     blocks.send_offset[peer] = plan.bytes(plan.col_begin(peer) * plan.chunk_rows(g, k));
     blocks.send_bytes[peer] = plan.bytes(plan.band_cols(peer) * plan.chunk_rows(g, k));
     blocks.recv_offset[peer] = received;
@@ -77,13 +85,14 @@ void place_block(const Team& team, const Rank& me, int source, int k, const char
 
 }  // namespace
 
-Scratch step_scratch(const Decomposition& plan, int g) {
+Scratch step_scratch(const Team& team, int g) {
+  const Decomposition& plan = team.plan;
   if (plan.ranks == 1) return {};
   Scratch scratch;
   for (int k = 0; k < plan.chunks; ++k) {
     Index received = 0;
     for (int s = 0; s < plan.ranks; ++s)
-      if (s != g) received += plan.chunk_rows(s, k);
+      if (s != g || exchanges_own_block(team)) received += plan.chunk_rows(s, k);
     scratch.send = std::max(scratch.send, plan.bytes(plan.chunk_rows(g, k) * plan.cols));
     scratch.recv = std::max(scratch.recv, plan.bytes(received * plan.band_cols(g)));
   }
@@ -92,6 +101,19 @@ Scratch step_scratch(const Decomposition& plan, int g) {
 
 void all_to_all(Team& team, const std::vector<Blocks>& blocks) {
   const int ranks = team.plan.ranks;
+  if (exchanges_own_block(team)) {
+#if LAB_NCCL_HAS_WINDOWS
+    NCCL_CHECK(ncclGroupStart(), nullptr);
+    for (std::size_t i = 0; i < team.local.size(); ++i) {
+      Rank& me = team.local[i];
+      const Blocks& b = blocks[i];
+      NCCL_CHECK(ncclAlltoAll(b.send, b.recv, b.send_bytes[0], ncclUint8, me.comm, me.link),
+                 me.comm);
+    }
+    NCCL_CHECK(ncclGroupEnd(), nullptr);
+    return;
+#endif
+  }
   if (!team.virtual_ranks) {
     // One group: every send and receive of every local rank is posted before any may block.
     NCCL_CHECK(ncclGroupStart(), nullptr);
@@ -171,7 +193,7 @@ void enqueue_distributed_transpose(Team& team) {
       CUDA_CHECK(cudaStreamWaitEvent(me.place, me.transposed[b], 0));
       place_block(team, me, me.rank, k,
                   me.send[b] + plan.bytes(plan.col_begin(me.rank) * chunk_rows), me.place);
-      blocks.push_back(chunk_blocks(plan, me, k));
+      blocks.push_back(chunk_blocks(team, me, k));
     }
     all_to_all(team, blocks);
     for (std::size_t i = 0; i < team.local.size(); ++i) {

@@ -96,7 +96,7 @@ def test_bad_input_exits_2_without_a_gpu_too(args, step_built):
     (["--place", "copy-engine", "--exchange", "peer"], "--exchange peer has none of them"),
     (["--nccl-buffers", "registered", "--exchange", "peer"], "--exchange peer has none of them"),
     (["--exchange", "peer", "--place-blocks", "4"], "--exchange peer has none of them"),
-    (["--nccl-buffers", "foo"], "--nccl-buffers takes plain or registered, got 'foo'"),
+    (["--nccl-buffers", "foo"], "--nccl-buffers takes plain, registered or windows, got 'foo'"),
     (["--place-blocks", "0"], "--place-blocks must be at least 1, got '0'"),
     (["--place", "copy-engine", "--place-blocks", "4"], "--place copy-engine has none"),
 ], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
@@ -116,6 +116,8 @@ def test_help_names_the_distributed_options(step_built):
     assert "nccl" in exchange and "peer" in exchange
     buffers = next(line for line in done.stdout.splitlines() if "--nccl-buffers" in line)
     assert "plain" in buffers and "registered" in buffers
+    windows = next(line for line in done.stdout.splitlines() if "or windows" in line)
+    assert "copy engines" in windows
 
 
 @pytest.mark.parametrize("exchange", ["nccl", "peer"])
@@ -183,26 +185,33 @@ def test_both_ways_of_placing_give_the_same_bits(dtype, gpu_here):
 
 
 # The exchange's own options, alone and together: registered NCCL buffers (ncclMemAlloc +
-# ncclCommRegister; virtual ranks have no NCCL in their exchange and say so in one line), and
-# placement kernels on at most a few blocks (each strides over many rows).
+# ncclCommRegister), symmetric windows (ncclCommWindowRegister, ncclAlltoAll; virtual ranks have no
+# NCCL in their exchange and say so in one line), and placement kernels on at most a few blocks
+# (each strides over many rows).
 EXCHANGE_OPTIONS = [["--nccl-buffers", "registered"], ["--place-blocks", "3"],
-                    ["--nccl-buffers", "registered", "--place-blocks", "1", "--chunks", "2"]]
+                    ["--nccl-buffers", "registered", "--place-blocks", "1", "--chunks", "2"],
+                    ["--nccl-buffers", "windows"], ["--nccl-buffers", "windows", "--chunks", "4"]]
 # What the driver prints where registration cannot be had (an old NCCL, a failed call).
 REGISTRATION_FALLBACK = "plain buffers"
 
 
 def check_exchange_options(done, row, options, virtual):
-    """The launch text and header name what ran: registered buffers where they were, and the
-    placement's block budget."""
-    registered = "registered" in options
-    if registered and virtual:
-        assert done.stderr.count("--nccl-buffers registered") == 1
+    """The launch text and header name what ran: registered buffers or windows where they were,
+    and the placement's block budget."""
+    way = options[options.index("--nccl-buffers") + 1] if "--nccl-buffers" in options else None
+    if way and virtual:
+        assert done.stderr.count(f"--nccl-buffers {way}") == 1
         assert "no effect" in done.stderr
-    if registered and not virtual and REGISTRATION_FALLBACK not in done.stderr:
+    fell_back = way is not None and f"--nccl-buffers {way}:" in done.stderr
+    if way == "windows" and not virtual and not fell_back:
+        assert "symmetric NCCL windows" in row["launch"]
+        assert "buffers symmetric windows (ncclMemAlloc, ncclCommWindowRegister)" in done.stdout
+    elif way == "registered" and not virtual and REGISTRATION_FALLBACK not in done.stderr:
         assert "registered NCCL buffers" in row["launch"]
         assert "buffers registered (ncclMemAlloc, ncclCommRegister)" in done.stdout
-    else:
+    elif way != "windows" or virtual:
         assert "registered NCCL buffers" not in row["launch"]
+        assert "symmetric NCCL windows" not in row["launch"]
     if "--place-blocks" in options:
         blocks = options[options.index("--place-blocks") + 1]
         assert f"placed by the SMs in at most {blocks} blocks" in row["launch"]
@@ -223,8 +232,17 @@ def test_exchange_options_on_one_gpu(options, gpu_here, tmp_path):
     # from registered buffers when asked.
     done, row = run_verified(tmp_path, (1000, 999), "float32", "--gpus", 1, *options)
     assert row["variant"] == "gpus=1 single-process"
-    if "registered" in options and REGISTRATION_FALLBACK not in done.stderr:
-        assert "registered NCCL buffers" in row["launch"]
+    check_exchange_options(done, row, options, virtual=False)
+
+
+def test_windows_need_blocks_of_one_size(two_gpus, tmp_path):
+    # 1001 rows over 2 GPUs are bands of 500 and 501: ncclAlltoAll cannot move them, so one line
+    # says so and registered buffers carry the exchange.
+    done, row = run_verified(tmp_path, (1001, 1000), "float32", "--gpus", 2,
+                             "--nccl-buffers", "windows")
+    said = [line for line in done.stderr.splitlines() if "--nccl-buffers windows" in line]
+    assert len(said) == 1 and "does not split evenly over 2 GPUs" in said[0]
+    assert "symmetric NCCL windows" not in row["launch"]
 
 
 @pytest.mark.parametrize("ranks,chunks", [(8, 7), (3, 1), (4, 16), (2, None)])

@@ -177,6 +177,7 @@ def mpi_command(mpirun, processes):
 EXCHANGE_OPTIONS = {
     "nccl": ["--exchange", "nccl"],
     "registered": ["--exchange", "nccl", "--nccl-buffers", "registered"],  # NCCL without its FIFOs
+    "windows": ["--exchange", "nccl", "--nccl-buffers", "windows"],  # NCCL on the copy engines
     "peer": ["--exchange", "peer"],
 }
 
@@ -233,9 +234,9 @@ def main(argv=None):
     parser.add_argument("--gpu-counts", nargs="+", type=positive_int,
                         help="multigpu: GPU counts (default: 1, 2, 4, 8 up to the visible GPUs)")
     parser.add_argument("--exchanges", nargs="+", choices=list(EXCHANGE_OPTIONS),
-                        default=["nccl", "registered", "peer"],
-                        help="multigpu: NCCL with plain or registered buffers, peer writes (the "
-                        "last two on 2 GPUs or more)")
+                        default=["nccl", "registered", "windows", "peer"],
+                        help="multigpu: NCCL with plain or registered buffers or symmetric "
+                        "windows, peer writes (all but nccl on 2 GPUs or more)")
     parser.add_argument("--reps", type=positive_int, help="multigpu: timed runs of each program")
     args = parser.parse_args(argv)
     results = Path(args.results)

@@ -3,7 +3,7 @@
 Left: time of one distributed transpose against the number of GPUs, a line per matrix (size and
 type) and mode (one process: solid; one process per GPU under mpirun: dashed), with the last
 kernel step alone on one GPU as a cross at 1; runs with --nccl-buffers registered are triangles,
-runs of the peer exchange (--exchange peer) squares. Right: the same runs as % of the NCCL all-to-all of the same bytes timed in the same
+with --nccl-buffers windows diamonds, runs of the peer exchange (--exchange peer) squares. Right: the same runs as % of the NCCL all-to-all of the same bytes timed in the same
 process (with one GPU there is no exchange: no point).
 
 With --table FILE it also writes the table a closing note quotes (GPUs x size x mode: ms, % of
@@ -25,10 +25,11 @@ DISTRIBUTED_KIND, ONE_GPU_KIND = "distributed", "kernel"
 VARIANT = re.compile(r"^gpus=(\d+) ((single-process|mpi)( peer)?)$")
 MODE_STYLE = {"single-process": "-", "mpi": "--"}  # line by process model, marker by exchange
 MODE_LABEL = {"single-process": "one process", "mpi": "mpirun, a process per GPU"}
-EXCHANGE_MARKER = {"nccl": "o", "nccl registered": "^", "peer": "s"}
+EXCHANGE_MARKER = {"nccl": "o", "nccl registered": "^", "nccl windows": "D", "peer": "s"}
 EXCHANGE_LABEL = {"nccl": "NCCL all-to-all", "nccl registered": "NCCL, registered buffers",
-                  "peer": "peer writes"}
+                  "nccl windows": "NCCL, symmetric windows (copy engines)", "peer": "peer writes"}
 REGISTERED = "registered NCCL buffers"  # in the launch text of a run with --nccl-buffers registered
+WINDOWS = "symmetric NCCL windows"  # and with --nccl-buffers windows
 
 
 def run_key(row):
@@ -50,7 +51,8 @@ def multigpu_rows(rows):
             continue
         gpus, mode = int(match.group(1)), match.group(2)
         exchange = ("peer" if match.group(4) else
-                    "nccl registered" if REGISTERED in row["launch"] else "nccl")
+                    "nccl registered" if REGISTERED in row["launch"] else
+                    "nccl windows" if WINDOWS in row["launch"] else "nccl")
         matrix_bytes = row["rows"] * row["cols"] * row["elem_bytes"]
         ceiling_ms = 2 * matrix_bytes / (row["ceiling_gbps"] * 1e9) * 1e3
         algbw = matrix_bytes / gpus / (row["median_ms"] * 1e-3) / 1e9
@@ -61,7 +63,8 @@ def multigpu_rows(rows):
             "ms": row["median_ms"], "ceiling_ms": ceiling_ms, "pct": row["pct_of_ceiling"],
             "algbw": algbw, "busbw": algbw * (gpus - 1) / gpus, "one_gpu_ms": single_ms,
             "device": row["device"],
-            "mode": mode + (" registered" if exchange == "nccl registered" else ""),
+            "mode": mode + {"nccl registered": " registered",
+                            "nccl windows": " windows"}.get(exchange, ""),
         })
     order = {dtype: i for i, dtype in enumerate(DTYPES)}
     runs.sort(key=lambda r: (order[r["dtype"]], r["shape"][0] * r["shape"][1], r["gpus"],
@@ -142,7 +145,8 @@ def draw(csv_path, out, table=None):
         share_axis.text(0.5, 0.5, "no run on more than one GPU:\nno exchange to compare with",
                         transform=share_axis.transAxes, ha="center", va="center")
     set_titles(figure, "Several GPUs: local transposes and an NCCL exchange" + (
-        "; registered buffers (triangles), peer writes (squares)" if both_exchanges else ""),
+        "; registered buffers (triangles), windows (diamonds), peer writes (squares)"
+        if both_exchanges else ""),
                f"GPU: {device}   |   types: {', '.join(dtypes_in_order(runs))}   |   "
                "every run verified bitwise on every rank")
     save(figure, out)
