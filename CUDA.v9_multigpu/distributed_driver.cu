@@ -1343,7 +1343,9 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
         lab::table_row(m),
         {team.virtual_ranks ? "device copies" : "all-to-all",
          team.virtual_ranks ? "the same blocks by cudaMemcpyAsync (ceiling)"
-                            : "ncclSend/ncclRecv of the same bytes (ceiling)",
+         : team.nccl_buffers == lab::NcclBuffers::kWindows
+             ? "ncclAlltoAll of the same bytes, symmetric windows (ceiling)"
+             : "ncclSend/ncclRecv of the same bytes (ceiling)",
          median_ceiling_ms, m.ceiling_gbps, 100.0, -1, "-"}};
     if (peer)  // the second ceiling, as a share of the first like the 1 GPU row below
       table.push_back({"peer copy", "cudaMemcpyPeerAsync of the same bytes, band to band",
