@@ -24,10 +24,10 @@ from .results_csv import (DTYPES, NothingToPlot, dtypes_in_order, measurement_ke
 DISTRIBUTED_KIND, ONE_GPU_KIND = "distributed", "kernel"
 VARIANT = re.compile(r"^gpus=(\d+) ((single-process|mpi)( peer)?)$")
 MODE_STYLE = {"single-process": "-", "mpi": "--"}  # line by process model, marker by exchange
-MODE_LABEL = {"single-process": "one process", "mpi": "mpirun, a process per GPU"}
+MODE_LABEL = {"single-process": "one process", "mpi": "mpirun -np G"}
 EXCHANGE_MARKER = {"nccl": "o", "nccl registered": "^", "nccl windows": "D", "peer": "s"}
 EXCHANGE_LABEL = {"nccl": "NCCL all-to-all", "nccl registered": "NCCL, registered buffers",
-                  "nccl windows": "NCCL, symmetric windows (copy engines)", "peer": "peer writes"}
+                  "nccl windows": "NCCL, windows (copy engines)", "peer": "peer writes"}
 REGISTERED = "registered NCCL buffers"  # in the launch text of a run with --nccl-buffers registered
 WINDOWS = "symmetric NCCL windows"  # and with --nccl-buffers windows
 
@@ -140,7 +140,7 @@ def draw(csv_path, out, table=None):
     # Below both panels: with several matrices and exchanges the legend would cover the lines.
     handles, labels = time_axis.get_legend_handles_labels()
     if handles:
-        figure.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=8)
+        figure.legend(handles, labels, loc="outside lower center", ncol=4, fontsize=7)
     if not any(r["gpus"] > 1 for r in runs):
         share_axis.text(0.5, 0.5, "no run on more than one GPU:\nno exchange to compare with",
                         transform=share_axis.transAxes, ha="center", va="center")
