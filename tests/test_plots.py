@@ -6,6 +6,7 @@ input must fail with a message naming the file.
 """
 
 import csv
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -544,6 +545,28 @@ def test_multigpu_table_keeps_the_peer_exchange_apart(tmp_path):
     modes = [line.split("|")[2].strip() for line in table.read_text().splitlines()[2:]]
     assert modes.count("single-process peer") == len(peer) > 0
     assert modes.count("single-process") == len(modes) - len(peer) - modes.count("mpi")
+
+
+def test_multigpu_table_names_registered_buffers_and_windows(tmp_path):
+    # The launch text is all that tells --nccl-buffers registered and windows from plain: each
+    # way gets its own mode in the table, and plain rows keep theirs.
+    lines = fixture_lines("multigpu.csv")
+    two = [line for line in lines if "gpus=2 single-process," in line]
+    ways = {"registered": "registered NCCL buffers, ",
+            "windows": "symmetric NCCL windows (ncclAlltoAll, zero CTAs), "}
+    extra = [line.replace("chunks, ", "chunks, " + words, 1)
+             for words in ways.values() for line in two]
+    assert all(any(words in line for line in extra) for words in ways.values())
+    table = tmp_path / "multigpu.md"
+    result = run_script("plot_multigpu", write_csv(tmp_path / "ways.csv", lines + extra),
+                        tmp_path / "m.png", "--table", table)
+    assert result.returncode == 0, result.stderr
+    modes = [line.split("|")[2].strip() for line in table.read_text().splitlines()[2:]]
+    for way in ways:
+        assert modes.count(f"single-process {way}") == len(two) > 0
+    plain_row = re.compile(r"CUDA\.v9_multigpu,gpus=\d+ single-process,")
+    plain = [line for line in lines if plain_row.match(line)]
+    assert modes.count("single-process") == len(plain)
 
 
 # --- Chapter 3's picture.
