@@ -218,6 +218,30 @@ int parse_count(const lab::CliSpec& spec, const std::string& flag, const char* t
   }
 }
 
+// --nccl-buffers, in NcclBuffers order: the option's word, what the CSV's launch says (rows with
+// plain buffers read as they always have) and the report's line.
+struct BufferWay {
+  const char* option;
+  const char* launch;
+  const char* report;
+};
+const BufferWay kBufferWays[] = {
+    {"plain", "", "plain (cudaMalloc): NCCL copies through its own buffers"},
+    {"registered", "registered NCCL buffers, ",
+     "registered (ncclMemAlloc, ncclCommRegister): NCCL moves the bytes between them"},
+    {"windows", "symmetric NCCL windows (ncclAlltoAll, zero CTAs), ",
+     "symmetric windows (ncclMemAlloc, ncclCommWindowRegister), communicators under "
+     "NCCL_CTA_POLICY_ZERO: ncclAlltoAll may run on the copy engines, no SM"},
+};
+
+static_assert(sizeof kBufferWays / sizeof kBufferWays[0] ==
+                  static_cast<int>(lab::NcclBuffers::kWindows) + 1,
+              "one way for each NcclBuffers");
+
+const BufferWay& buffer_way(lab::NcclBuffers way) {
+  return kBufferWays[static_cast<int>(way)];
+}
+
 // The value of a flag that names one of a few ways; anything else is refused.
 std::string take_way(const lab::CliSpec& spec, const std::string& flag, const char* text,
                      const std::vector<std::string>& ways) {
@@ -254,10 +278,11 @@ DistributedOptions take_distributed_options(int* argc, char** argv, const lab::C
       continue;
     }
     if (arg == "--nccl-buffers") {
-      const std::string way = take_way(spec, arg, value, {"plain", "registered", "windows"});
-      options.nccl_buffers = way == "plain"        ? lab::NcclBuffers::kPlain
-                             : way == "registered" ? lab::NcclBuffers::kRegistered
-                                                   : lab::NcclBuffers::kWindows;
+      std::vector<std::string> ways;
+      for (const BufferWay& known : kBufferWays) ways.push_back(known.option);
+      const std::string way = take_way(spec, arg, value, ways);
+      options.nccl_buffers =
+          static_cast<lab::NcclBuffers>(std::find(ways.begin(), ways.end(), way) - ways.begin());
       options.nccl_pipeline_given = true;
       ++i;
       continue;
@@ -501,12 +526,6 @@ ncclConfig_t zero_cta_config() {
   return config;
 }
 
-const char* buffers_way(lab::NcclBuffers way) {
-  return way == lab::NcclBuffers::kPlain        ? "plain"
-         : way == lab::NcclBuffers::kRegistered ? "registered"
-                                                : "windows";
-}
-
 char* device_bytes(std::size_t bytes) {
   void* raw = nullptr;
   CUDA_CHECK(cudaMalloc(&raw, std::max<std::size_t>(bytes, 1)));
@@ -527,7 +546,7 @@ char* nccl_bytes(Team& team, Buffers& mine, std::size_t bytes) {
       return static_cast<char*>(raw);
     }
     std::fprintf(stderr, "%s: --nccl-buffers %s: ncclMemAlloc failed (%s): plain buffers\n",
-                 g_label.c_str(), buffers_way(team.nccl_buffers), ncclGetErrorString(status));
+                 g_label.c_str(), buffer_way(team.nccl_buffers).option, ncclGetErrorString(status));
     team.nccl_buffers = lab::NcclBuffers::kPlain;
   }
 #else
@@ -1152,23 +1171,9 @@ std::string placed_by(const Team& team) {
                                     : std::string());
 }
 
-// Named in the CSV's launch only where they are registered: rows with plain buffers read as
-// they always have.
-std::string registered_buffers(const Team& team) {
-  return team.nccl_buffers == lab::NcclBuffers::kRegistered ? "registered NCCL buffers, "
-         : team.nccl_buffers == lab::NcclBuffers::kWindows
-             ? "symmetric NCCL windows (ncclAlltoAll, zero CTAs), "
-             : "";
-}
-
 std::string nccl_buffers_line(const Team& team) {
   if (team.virtual_ranks) return "none (virtual ranks: no NCCL in the exchange)";
-  return team.nccl_buffers == lab::NcclBuffers::kRegistered
-             ? "registered (ncclMemAlloc, ncclCommRegister): NCCL moves the bytes between them"
-         : team.nccl_buffers == lab::NcclBuffers::kWindows
-             ? "symmetric windows (ncclMemAlloc, ncclCommWindowRegister), communicators under "
-               "NCCL_CTA_POLICY_ZERO: ncclAlltoAll may run on the copy engines, no SM"
-             : "plain (cudaMalloc): NCCL copies through its own buffers";
+  return buffer_way(team.nccl_buffers).report;
 }
 
 // How the peer kernel reaches the other ranks' bands, for the report.
@@ -1281,12 +1286,12 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
     lab::Measurement m =
         lab::step_measurement(variant, properties.name, dtype, plan.rows, plan.cols);
     m.threads = lab::threads_launched(team.local[0].shape);
-    m.launch =
-        std::to_string(plan.ranks) +
-        (peer ? " bands, peer writes, "
-              : " bands x " + std::to_string(plan.chunks) + " chunks, " + registered_buffers(team) +
-                    (plan.ranks > 1 ? placed_by(team) + ", " : std::string())) +
-        lab::describe_launch(team.local[0].shape);
+    m.launch = std::to_string(plan.ranks) +
+               (peer ? " bands, peer writes, "
+                     : " bands x " + std::to_string(plan.chunks) + " chunks, " +
+                           buffer_way(team.nccl_buffers).launch +
+                           (plan.ranks > 1 ? placed_by(team) + ", " : std::string())) +
+               lab::describe_launch(team.local[0].shape);
     m.reps = options.reps;
     m.median_ms = median_ms;
     m.e2e_ms = -1;  // the data lives on the GPUs: there is no host round trip to time
@@ -1497,7 +1502,7 @@ int main(int argc, char** argv) {
     if (!why.empty()) {
       if (g_world.rank == 0)
         std::fprintf(stderr, "%s: --nccl-buffers %s: %s\n", g_label.c_str(),
-                     buffers_way(team.nccl_buffers), why.c_str());
+                     buffer_way(team.nccl_buffers).option, why.c_str());
       team.nccl_buffers = virtual_mode || !LAB_NCCL_CAN_REGISTER ? lab::NcclBuffers::kPlain
                                                                  : lab::NcclBuffers::kRegistered;
     }
