@@ -7,11 +7,12 @@
 // cells to 16-byte stores. Here the matrix is v3's plane (rows along the output's innermost axis,
 // columns along the input's) and every other axis is a digit of the batch index, as in v3.
 // The launcher picks one kernel per fused problem (launch_permute, at the end):
-// - permute_kernel, the tile: `groups` blocks of N rows by THREADS / groups blocks of N columns,
-//   groups the largest power of two up to 16 that the plane's rows fill (64 channels of uint8);
+// - permute_kernel, the tile: `groups` blocks of N rows by `chunks` blocks of N columns, a thread
+//   a block: v7's 256 threads where they fill the plane, else a shape fitted to it (plane_tile:
+//   64 x 64 planes of float16 take one tile of 8 x 8 blocks, 96 x 96 of float32 three of 8 x 24);
 // - flat_kernel, no tile: a uint8 plane under one tile (64 x 64) or whose input rows fill half the
-//   tile's columns or less (3136 x 64), and a wider type's plane under one tile with a side under
-//   32 (16 x 16); each thread stores its block from registers, 2 x 2 lanes filling whole sectors;
+//   tile's columns or less (3136 x 64), and a wider type's plane with a side under 32 (16 x 16);
+//   each thread stores its block from registers, 2 x 2 lanes filling whole sectors;
 // - short_kernel: a plane side under 8 (3 channels), 16-byte accesses on both sides, the elements
 //   regrouped one by one in shared memory (16-byte elements too, one to a vector);
 // - runs_kernel: the innermost axis stays, each plane a run copied in vectors;
@@ -20,7 +21,9 @@
 // - v4's launcher (linked, STEP_KERNEL in the Makefile) for the rest: vectors not whole or not
 //   aligned, a plane side of 8 to 31 otherwise, 16-byte elements' planes long both ways.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <tuple>
 #include <type_traits>
 
 #include "../PERMUTE.v3_tiled/plan.hpp"
@@ -36,9 +39,13 @@ LaunchShape launch_reused_permute(const T* in, T* out, const lab::Permutation& p
 namespace {
 
 constexpr int THREADS = 256;  // as v3's 32 x 8: each thread moves one N x N block a tile
-constexpr int MAX_GROUPS = 16;
-constexpr int SHORT_AXIS = 32;  // v4's kShortAxis: below it, v4's shaped tiles do better
-constexpr int SHORT_SIDE = 8;   // a plane side under it goes to short_kernel, not N x N blocks
+// The tile's threads and its sides in blocks: at least two warps; at least 4 blocks, 64 bytes, of
+// every row it reads and writes.
+constexpr int MIN_TILE_THREADS = 64;
+constexpr int MIN_TILE_SIDE = 4, MAX_TILE_SIDE = 64;
+constexpr double MIN_TILE_FILL = 0.75;  // a small plane fitting no tile better goes to v4's tiles
+constexpr int SHORT_AXIS = 32;          // v4's kShortAxis: below it, v4's shaped tiles do better
+constexpr int SHORT_SIDE = 8;  // a plane side under it goes to short_kernel, not N x N blocks
 // Blocks launched at most along each grid axis (y and z allow no more); a block loops past that.
 constexpr lab::Index kMaxBlocks = 65535;
 
@@ -48,20 +55,38 @@ unsigned blocks_for(lab::Index count, lab::Index per_block) {
 
 // The tile: output row `row` (a column of the plane) holds `groups` cells of 16 bytes. XOR with the
 // row's block of N (as v7's swizzle) spreads the 8 cells a quarter warp touches over all 32 banks,
-// in both phases; groups * N is at least SHORT_AXIS, so the XOR stays inside that block's cells.
+// in both phases. The XOR stays inside an aligned group of 8 cells, and each block of N rows is
+// whole such groups (groups * N is a multiple of 8, plane_tile sees to it): a permutation of them.
 template <int N>
-__device__ int cell(int row, int g, int log_groups) {
-  return ((row << log_groups) + g) ^ ((row / N) & 7);
+__device__ int cell(int row, int g, int groups) {
+  return (row * groups + g) ^ ((row / N) & 7);
 }
+
+// The 16 bytes at `at` and at each of the N - 1 rows `pitch` elements below it, w[k] from row k.
+template <int N, class T>
+__device__ void load_block(const T* at, lab::Index pitch, std::uint32_t (&w)[N][WORDS]) {
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    const uint4 v = *reinterpret_cast<const uint4*>(at + k * pitch);
+    w[k][0] = v.x, w[k][1] = v.y, w[k][2] = v.z, w[k][3] = v.w;
+  }
+}
+
+// groups blocks of N rows by chunks blocks of N columns: blockDim.x = groups * chunks threads.
+struct TileShape {
+  int groups = 0, chunks = 0;
+};
 
 template <class T>
 __global__ void __launch_bounds__(THREADS)
-    permute_kernel(const T* __restrict__ in, T* __restrict__ out, lab::Plan plan, int log_groups) {
+    permute_kernel(const T* __restrict__ in, T* __restrict__ out, lab::Plan plan, TileShape shape) {
   constexpr int N = VECTOR_BYTES / sizeof(T);
-  extern __shared__ uint4 tile[];  // THREADS * N cells: each thread's block, N output rows of it
-  const int groups = 1 << log_groups, chunks = THREADS >> log_groups;
-  // Consecutive threads take consecutive vectors of a row: coalesced loads.
-  const int group = threadIdx.x / chunks, chunk = threadIdx.x % chunks;
+  extern __shared__ uint4 tile[];  // a thread's N cells: its block, N output rows of it
+  const int groups = shape.groups, chunks = shape.chunks;
+  // Consecutive threads take consecutive vectors of a row: coalesced loads; and consecutive cells
+  // of an output row: coalesced stores, a pass of chunks output rows at a time.
+  const int group = threadIdx.x / chunks, chunk = threadIdx.x - group * chunks;
+  const int out_row = threadIdx.x / groups, out_group = threadIdx.x - out_row * groups;
   const int tile_rows = groups * N, tile_cols = chunks * N;
   for (lab::Index b = blockIdx.z; b < plan.batch.count; b += gridDim.z) {
     lab::Index in_base, out_base;
@@ -73,28 +98,22 @@ __global__ void __launch_bounds__(THREADS)
         // This thread's block: N rows from r, N columns from c; whole or absent (extents % N == 0).
         const lab::Index r = tile_r + group * N, c = tile_c + chunk * N;
         std::uint32_t w[N][WORDS] = {};
-        if (r < plan.rows && c < plan.cols) {
-          const T* at = in + in_base + r * plan.in_pitch + c;
-#pragma unroll
-          for (int k = 0; k < N; ++k) {
-            const uint4 v = *reinterpret_cast<const uint4*>(at + k * plan.in_pitch);
-            w[k][0] = v.x, w[k][1] = v.y, w[k][2] = v.z, w[k][3] = v.w;
-          }
-        }
+        if (r < plan.rows && c < plan.cols)
+          load_block<N>(in + in_base + r * plan.in_pitch + c, plan.in_pitch, w);
         transpose_in_registers<sizeof(T), N>(w);  // w[j]: 16 bytes of output row c + j
 #pragma unroll
         for (int j = 0; j < N; ++j)
-          tile[cell<N>(chunk * N + j, group, log_groups)] =
+          tile[cell<N>(chunk * N + j, group, groups)] =
               make_uint4(w[j][0], w[j][1], w[j][2], w[j][3]);
         __syncthreads();  // outside any bounds check: every thread of the block must reach it
-                          // The output tile, THREADS cells a pass: tile_r and tile_c swap roles.
+                          // The output tile: tile_r and tile_c swap roles.
 #pragma unroll
         for (int pass = 0; pass < N; ++pass) {
-          const int i = pass * THREADS + threadIdx.x, row = i >> log_groups, g = i & (groups - 1);
-          const lab::Index out_r = tile_c + row, out_c = tile_r + g * N;
+          const int row = out_row + pass * chunks;
+          const lab::Index out_r = tile_c + row, out_c = tile_r + out_group * N;
           if (out_r < plan.cols && out_c < plan.rows)
             *reinterpret_cast<uint4*>(out + out_base + out_r * plan.out_pitch + out_c) =
-                tile[cell<N>(row, g, log_groups)];
+                tile[cell<N>(row, out_group, groups)];
         }
         __syncthreads();  // the tile is read whole before the next one overwrites it
       }
@@ -106,32 +125,104 @@ bool aligned(const void* p) {
   return reinterpret_cast<std::uintptr_t>(p) % VECTOR_BYTES == 0;
 }
 
+// Every batch stride, input and output, a multiple of `bytes` in bytes (E: the element's).
+bool batch_strides_whole(const lab::Plan& plan, lab::Index element_bytes, lab::Index bytes) {
+  for (int i = 0; i < plan.batch.axes; ++i)
+    if (plan.batch.in_stride[i] * element_bytes % bytes != 0 ||
+        plan.batch.out_stride[i] * element_bytes % bytes != 0)
+      return false;
+  return true;
+}
+
+// The share of a tile's launched threads that move a block, for a plane of row_blocks x
+// col_blocks blocks of N x N. A side takes whole tiles: 12 blocks fill 3 of 4 tiles of 16 with 256
+// threads, 12 of 12 with 144 (of whose 5 warps one is half idle). Idle threads still hold their
+// place on the SM, so fewer bytes are in flight.
+double tile_fill(lab::Index row_blocks, lab::Index col_blocks, TileShape t) {
+  const auto side_fill = [](lab::Index blocks, int per) {
+    return static_cast<double>(blocks) / static_cast<double>((blocks + per - 1) / per * per);
+  };
+  const int threads = t.groups * t.chunks, warps = (threads + 31) / 32;
+  return side_fill(row_blocks, t.groups) * side_fill(col_blocks, t.chunks) * threads /
+         (32.0 * warps);
+}
+
+// The tile that fits the plane best: the best fill; then, at equal fill, the fewer idle threads
+// in the tiles (idle lanes of a last warp cost less), the longer of the shorter runs a tile reads
+// and writes (16 bytes a block), and more threads (more bytes in flight a block). groups * N must
+// be a multiple of 8 for the swizzle (cell).
+TileShape fitted_tile(lab::Index row_blocks, lab::Index col_blocks, int n) {
+  const auto millionths = [](double x) { return std::llround(x * 1e6); };  // ties compare equal
+  TileShape best;
+  std::tuple<long long, long long, int, int> best_rank{-1, -1, 0, 0};
+  for (int groups = MIN_TILE_SIDE; groups <= MAX_TILE_SIDE; ++groups) {
+    if (groups * n % 8 != 0) continue;
+    for (int chunks = MIN_TILE_SIDE; chunks <= MAX_TILE_SIDE; ++chunks) {
+      const int threads = groups * chunks;
+      if (threads < MIN_TILE_THREADS || threads > THREADS) continue;
+      const TileShape t{groups, chunks};
+      const int warp_threads = (threads + 31) / 32 * 32;
+      const double fill = tile_fill(row_blocks, col_blocks, t);
+      const auto rank = std::make_tuple(millionths(fill), millionths(fill * warp_threads / threads),
+                                        std::min(groups, chunks), threads);
+      if (rank > best_rank) best_rank = rank, best = t;
+    }
+  }
+  return best;
+}
+
+// v7's tile, 256 threads: the most groups of N rows, up to 16, that the plane's rows fill; unless
+// it leaves more than a tenth of its threads idle and a fitted tile fills more. uint8 keeps v7's:
+// measured on an H200, NCHW to NHWC with 64 channels (a side of 196 blocks) took 59.6% of the copy
+// in 4 x 40 blocks against 78.5% in 4 x 64, on a grid of 320 blocks for 132 SMs.
+constexpr double KEEP_FILL = 0.9;
+constexpr int V7_GROUPS = 16;
+
+struct PlaneTile {
+  TileShape shape;
+  double fill = 0;
+};
+
+PlaneTile plane_tile(const lab::Plan& plan, int n) {
+  const lab::Index row_blocks = plan.rows / n, col_blocks = plan.cols / n;
+  int groups = 1;
+  while (groups < V7_GROUPS && 2 * groups <= row_blocks) groups *= 2;
+  const PlaneTile usual{{groups, THREADS / groups},
+                        tile_fill(row_blocks, col_blocks, {groups, THREADS / groups})};
+  if (n == VECTOR_BYTES || usual.fill >= KEEP_FILL) return usual;
+  const TileShape fitted = fitted_tile(row_blocks, col_blocks, n);
+  const double fill = tile_fill(row_blocks, col_blocks, fitted);
+  return fill > usual.fill ? PlaneTile{fitted, fill} : usual;
+}
+
 // Which packed kernel takes the plan, if any. Every vector of every plane must be whole and 16-byte
 // aligned: both extents of the plane, its pitches and every batch stride multiples of N elements,
-// and so the two pointers' addresses in bytes; no runs. The tile takes a plane of at least its own
-// elements (THREADS blocks of N x N) with both axes at least SHORT_AXIS (a longer plane with a
-// shorter axis stays on v4's tiles, which fit it). flat_kernel takes, as measured on an H100 (% of
-// the copy): for 1-byte elements, the planes under one tile (4096 planes of 64 x 64: 98% against
-// v4's 32%) and those whose input rows fill half of a 16-group tile's columns or less (3136 x 64:
-// 94% against the tile's 56%, which idles half its threads there); for wider elements only the
-// planes under one tile with a side under SHORT_AXIS, where v4's tiles are mostly empty (16 x 16
-// planes of float16: 60% against 15%). Wider elements lose on the rest (float16, 64 x 64: 47%
-// against v4's 49%; 3136 x 64: 43% against the tile's 63%), and stay where they were.
+// and so the two pointers' addresses in bytes; no runs. The tile takes a plane with both axes at
+// least SHORT_AXIS (a longer plane with a shorter axis stays on v4's tiles, which fit it), in the
+// shape that fits it (plane_tile); a plane under one 256-thread tile only where that shape leaves
+// at most a quarter of the threads idle. flat_kernel takes, as measured on an H100 (% of the
+// copy): for 1-byte elements, the planes under one tile (4096 planes of 64 x 64: 98% against v4's
+// 32%) and those whose input rows fill half of a 16-group tile's columns or less (3136 x 64: 94%
+// against the tile's 56%, which idled half its threads there); for wider elements only the planes
+// under one tile with a side under SHORT_AXIS, where v4's tiles are mostly empty (16 x 16 planes of
+// float16: 60% against 15%). Wider elements lost on the rest (float16, 64 x 64: 47% against v4's
+// 49%; 3136 x 64: 43% against a 16 x 16 block tile's 63%).
 enum class Packed { kNone, kTile, kFlat };
+constexpr int NARROW_BLOCKS = 8;  // input rows of at most 8 blocks: half of 16 chunks
 
 Packed packed_path(const lab::Plan& plan, int n, const void* in, const void* out) {
-  bool whole = !plan.runs && plan.rows % n == 0 && plan.cols % n == 0 && plan.in_pitch % n == 0 &&
-               plan.out_pitch % n == 0 && aligned(in) && aligned(out);
-  for (int i = 0; i < plan.batch.axes; ++i)
-    whole = whole && plan.batch.in_stride[i] % n == 0 && plan.batch.out_stride[i] % n == 0;
+  const bool whole = !plan.runs && plan.rows % n == 0 && plan.cols % n == 0 &&
+                     plan.in_pitch % n == 0 && plan.out_pitch % n == 0 && aligned(in) &&
+                     aligned(out) && batch_strides_whole(plan, VECTOR_BYTES / n, VECTOR_BYTES);
   const lab::Index shorter = std::min(plan.rows, plan.cols);
   if (!whole || shorter < SHORT_SIDE) return Packed::kNone;
   const bool small = plan.rows * plan.cols < lab::Index{THREADS} * n * n;
-  const bool narrow = 2 * plan.cols <= lab::Index{n} * (THREADS / MAX_GROUPS);
+  const bool narrow = plan.cols <= lab::Index{n} * NARROW_BLOCKS;
   const bool flat = n == VECTOR_BYTES ? small || (narrow && shorter >= SHORT_AXIS)
                                       : small && shorter < SHORT_AXIS;
   if (flat) return Packed::kFlat;
-  return !small && shorter >= SHORT_AXIS ? Packed::kTile : Packed::kNone;
+  if (shorter < SHORT_AXIS) return Packed::kNone;
+  return !small || plane_tile(plan, n).fill >= MIN_TILE_FILL ? Packed::kTile : Packed::kNone;
 }
 
 // ---- Small planes: no tile. A thread loads one N x N block, transposes it and stores it straight
@@ -169,12 +260,7 @@ __global__ void __launch_bounds__(THREADS)
     lab::Index in_base, out_base;
     plan.batch.offsets(static_cast<lab::Index>(b), in_base, out_base);
     std::uint32_t w[N][WORDS];
-    const T* from = in + in_base + r * plan.in_pitch + c;
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-      const uint4 v = *reinterpret_cast<const uint4*>(from + k * plan.in_pitch);
-      w[k][0] = v.x, w[k][1] = v.y, w[k][2] = v.z, w[k][3] = v.w;
-    }
+    load_block<N>(in + in_base + r * plan.in_pitch + c, plan.in_pitch, w);
     transpose_in_registers<sizeof(T), N>(w);  // w[j]: 16 bytes of output row c + j
     T* to = out + out_base + c * plan.out_pitch + r;
 #pragma unroll
@@ -286,10 +372,9 @@ __global__ void __launch_bounds__(THREADS)
 enum class ShortPath { kNone, kInterleave, kSpread };
 
 ShortPath short_path(const lab::Plan& plan, int n, const void* in, const void* out) {
-  if (plan.runs || !aligned(in) || !aligned(out)) return ShortPath::kNone;
-  for (int i = 0; i < plan.batch.axes; ++i)
-    if (plan.batch.in_stride[i] % n != 0 || plan.batch.out_stride[i] % n != 0)
-      return ShortPath::kNone;
+  if (plan.runs || !aligned(in) || !aligned(out) ||
+      !batch_strides_whole(plan, VECTOR_BYTES / n, VECTOR_BYTES))
+    return ShortPath::kNone;
   if (plan.rows < SHORT_SIDE && plan.out_pitch == plan.rows && plan.cols % n == 0 &&
       plan.in_pitch % n == 0)
     return ShortPath::kInterleave;
@@ -354,13 +439,10 @@ __global__ void __launch_bounds__(THREADS)
 template <class T>
 int run_vector_bytes(const lab::Plan& plan, const T* in, const T* out) {
   auto fits = [&](int bytes) {
-    bool whole = plan.cols * lab::Index{sizeof(T)} % bytes == 0 &&
-                 reinterpret_cast<std::uintptr_t>(in) % bytes == 0 &&
-                 reinterpret_cast<std::uintptr_t>(out) % bytes == 0;
-    for (int i = 0; i < plan.batch.axes; ++i)
-      whole = whole && plan.batch.in_stride[i] * lab::Index{sizeof(T)} % bytes == 0 &&
-              plan.batch.out_stride[i] * lab::Index{sizeof(T)} % bytes == 0;
-    return whole;
+    return plan.cols * lab::Index{sizeof(T)} % bytes == 0 &&
+           reinterpret_cast<std::uintptr_t>(in) % bytes == 0 &&
+           reinterpret_cast<std::uintptr_t>(out) % bytes == 0 &&
+           batch_strides_whole(plan, sizeof(T), bytes);
   };
   for (int bytes = VECTOR_BYTES; bytes >= 4; bytes /= 2)
     if (fits(bytes)) return bytes;
@@ -479,17 +561,16 @@ LaunchShape launch_permute(const T* in, T* out, const lab::Permutation& p, cudaS
     if (stretch > 0) return launch_staged(in, out, plan, stretch, stream);
     return launch_reused_permute<T>(in, out, p, stream);
   }
-  int log_groups = 0;  // the most groups of N rows, up to 16, that the plane's rows fill
-  while ((1 << log_groups) < MAX_GROUPS && (N << (log_groups + 1)) <= plan.rows) ++log_groups;
-  const int tile_rows = N << log_groups, tile_cols = N * (THREADS >> log_groups);
-  const int shared_bytes = THREADS * N * VECTOR_BYTES;  // 64 KiB for 1-byte elements
+  const TileShape shape = plane_tile(plan, N).shape;
+  const int threads = shape.groups * shape.chunks;
+  const int shared_bytes = threads * N * VECTOR_BYTES;  // up to 64 KiB for 1-byte elements
   // Above 48 KiB a kernel must ask, on every GPU it runs on: a call of about a microsecond.
   CUDA_CHECK(cudaFuncSetAttribute(permute_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   shared_bytes));
-  const dim3 block(THREADS);
-  const dim3 grid(blocks_for(plan.cols, tile_cols), blocks_for(plan.rows, tile_rows),
+  const dim3 block(threads);
+  const dim3 grid(blocks_for(plan.cols, shape.chunks * N), blocks_for(plan.rows, shape.groups * N),
                   blocks_for(plan.batch.count, 1));
-  permute_kernel<T><<<grid, block, shared_bytes, stream>>>(in, out, plan, log_groups);
+  permute_kernel<T><<<grid, block, shared_bytes, stream>>>(in, out, plan, shape);
   return {grid, block};
 }
 

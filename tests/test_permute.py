@@ -593,8 +593,10 @@ PACKED_EDGES = (
     ("32,2048", "1,0"),          # the smallest uint8 plane: one tile of 2 groups of 16 rows
     ("3,96,1040", "0,2,1"),      # a partial last tile along both plane axes
     ("5,64,7,1024", "2,0,3,1"),  # batch axes on both sides of the plane
-    ("4096,64,64", "0,2,1"),     # planes under one tile: flat for 1 and 2 bytes, the tile for 4, 8
-    ("32,48", "1,0"),            # under one tile for every type but 8 bytes
+    ("4096,64,64", "0,2,1"),     # planes under one tile: flat for 1 byte, a fitted tile for 2 to 8
+    ("32,48", "1,0"),            # under one tile for every type but 8 bytes; a tile fits float32's
+    ("3,160,96", "0,2,1"),       # tiles fitted to planes of 20 x 12, 40 x 24, 80 x 48 blocks
+    ("2,112,80", "0,2,1"),       # ... of 14 x 10, 28 x 20, 56 x 40: no power of two fits them
     ("4,33,64", "0,2,1"),        # 33 rows: v3's tiles (through v4) for every type
     ("48,50", "1,0"),            # 50 columns: packed for 8-byte elements only, v4 for the rest
     ("2,64,3,64", "3,1,2,0"),    # planes of 2 x 64: v4's short-axis tile
