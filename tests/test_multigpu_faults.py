@@ -138,12 +138,23 @@ def mpirun(request, two_gpus):
     return path
 
 
+# How the ranks exchange: the arguments, and a shape whose bands they take. Symmetric windows need
+# bands of one size (else they fall back to registered buffers): rows and columns that split in two.
+# There the survivor waits in a copy-engine all-to-all, on a flag in memory, not in a kernel.
+MPI_EXCHANGES = {
+    "nccl": (["--exchange", "nccl"], SHAPE),
+    "peer": (["--exchange", "peer"], SHAPE),
+    "windows": (["--exchange", "nccl", "--nccl-buffers", "windows"], ["2048", "1024"]),
+}
+
+
 @pytest.mark.parametrize("dead", [0, 1], ids=lambda rank: f"rank{rank}_dies")
-@pytest.mark.parametrize("exchange", ["nccl", "peer"])
+@pytest.mark.parametrize("exchange", list(MPI_EXCHANGES))
 def test_a_rank_that_dies_ends_the_other_in_one_line(exchange, dead, mpirun):
     from transpose_lab.other_kinds import mpi_command
-    process = start([*mpi_command(mpirun, 2), binary(STEP), *SHAPE, "--exchange", exchange,
-                     "--reps", REPS], {DIE_VARIABLE: f"{dead}:2"})
+    arguments, shape = MPI_EXCHANGES[exchange]
+    process = start([*mpi_command(mpirun, 2), binary(STEP), *shape, *arguments, "--reps", REPS],
+                    {DIE_VARIABLE: f"{dead}:2"})
     _, stderr = finish(process)
     assert process.returncode != 0, stderr
     # The survivor, left waiting for the dead rank, is stopped by mpirun and says so once; the
@@ -152,3 +163,4 @@ def test_a_rank_that_dies_ends_the_other_in_one_line(exchange, dead, mpirun):
     assert len(lines) == 1, stderr
     assert lines[0].startswith(f"{STEP}: rank {1 - dead} of 2: stopped by SIGTERM: "), stderr
     assert not any(line.startswith(STEP) and "error" in line for line in stderr.splitlines())
+    assert "--nccl-buffers" not in stderr, stderr  # the windows held: no fallback line
