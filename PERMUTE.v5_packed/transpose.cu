@@ -21,15 +21,14 @@
 // - v4's launcher (linked, STEP_KERNEL in the Makefile) for the rest: vectors not whole or not
 //   aligned, a plane side of 8 to 31 otherwise, 16-byte elements' planes long both ways.
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <tuple>
 #include <type_traits>
 
 #include "../PERMUTE.v3_tiled/plan.hpp"
 #include "../common/cuda_check.cuh"
 #include "../common/packed_block.cuh"  // transpose_in_registers, VECTOR_BYTES, WORDS
 #include "../common/permute_step.hpp"
+#include "tile_shape.hpp"  // plane_tile: the tile's shape for a plane
 
 // PERMUTE.v4_small_planes's launch_permute, linked under this name (common/permute_step.mk).
 template <class T>
@@ -38,11 +37,9 @@ LaunchShape launch_reused_permute(const T* in, T* out, const lab::Permutation& p
 
 namespace {
 
-constexpr int THREADS = 256;  // as v3's 32 x 8: each thread moves one N x N block a tile
-// The tile's threads and its sides in blocks: at least two warps; at least 4 blocks, 64 bytes, of
-// every row it reads and writes.
-constexpr int MIN_TILE_THREADS = 64;
-constexpr int MIN_TILE_SIDE = 4, MAX_TILE_SIDE = 64;
+using packed_tile::cell;
+using packed_tile::THREADS;  // as v3's 32 x 8: each thread moves one N x N block a tile
+using packed_tile::TileShape;
 constexpr double MIN_TILE_FILL = 0.75;  // a small plane fitting no tile better goes to v4's tiles
 constexpr int SHORT_AXIS = 32;          // v4's kShortAxis: below it, v4's shaped tiles do better
 constexpr int SHORT_SIDE = 8;  // a plane side under it goes to short_kernel, not N x N blocks
@@ -51,15 +48,6 @@ constexpr lab::Index kMaxBlocks = 65535;
 
 unsigned blocks_for(lab::Index count, lab::Index per_block) {
   return static_cast<unsigned>(std::min(kMaxBlocks, (count + per_block - 1) / per_block));
-}
-
-// The tile: output row `row` (a column of the plane) holds `groups` cells of 16 bytes. XOR with the
-// row's block of N (as v7's swizzle) spreads the 8 cells a quarter warp touches over all 32 banks,
-// in both phases. The XOR stays inside an aligned group of 8 cells, and each block of N rows is
-// whole such groups (groups * N is a multiple of 8, plane_tile sees to it): a permutation of them.
-template <int N>
-__device__ int cell(int row, int g, int groups) {
-  return (row * groups + g) ^ ((row / N) & 7);
 }
 
 // The 16 bytes at `at` and at each of the N - 1 rows `pitch` elements below it, w[k] from row k.
@@ -71,11 +59,6 @@ __device__ void load_block(const T* at, lab::Index pitch, std::uint32_t (&w)[N][
     w[k][0] = v.x, w[k][1] = v.y, w[k][2] = v.z, w[k][3] = v.w;
   }
 }
-
-// groups blocks of N rows by chunks blocks of N columns: blockDim.x = groups * chunks threads.
-struct TileShape {
-  int groups = 0, chunks = 0;
-};
 
 template <class T>
 __global__ void __launch_bounds__(THREADS)
@@ -134,65 +117,9 @@ bool batch_strides_whole(const lab::Plan& plan, lab::Index element_bytes, lab::I
   return true;
 }
 
-// The share of a tile's launched threads that move a block, for a plane of row_blocks x
-// col_blocks blocks of N x N. A side takes whole tiles: 12 blocks fill 3 of 4 tiles of 16 with 256
-// threads, 12 of 12 with 144 (of whose 5 warps one is half idle). Idle threads still hold their
-// place on the SM, so fewer bytes are in flight.
-double tile_fill(lab::Index row_blocks, lab::Index col_blocks, TileShape t) {
-  const auto side_fill = [](lab::Index blocks, int per) {
-    return static_cast<double>(blocks) / static_cast<double>((blocks + per - 1) / per * per);
-  };
-  const int threads = t.groups * t.chunks, warps = (threads + 31) / 32;
-  return side_fill(row_blocks, t.groups) * side_fill(col_blocks, t.chunks) * threads /
-         (32.0 * warps);
-}
-
-// The tile that fits the plane best: the best fill; then, at equal fill, the fewer idle threads
-// in the tiles (idle lanes of a last warp cost less), the longer of the shorter runs a tile reads
-// and writes (16 bytes a block), and more threads (more bytes in flight a block). groups * N must
-// be a multiple of 8 for the swizzle (cell).
-TileShape fitted_tile(lab::Index row_blocks, lab::Index col_blocks, int n) {
-  const auto millionths = [](double x) { return std::llround(x * 1e6); };  // ties compare equal
-  TileShape best;
-  std::tuple<long long, long long, int, int> best_rank{-1, -1, 0, 0};
-  for (int groups = MIN_TILE_SIDE; groups <= MAX_TILE_SIDE; ++groups) {
-    if (groups * n % 8 != 0) continue;
-    for (int chunks = MIN_TILE_SIDE; chunks <= MAX_TILE_SIDE; ++chunks) {
-      const int threads = groups * chunks;
-      if (threads < MIN_TILE_THREADS || threads > THREADS) continue;
-      const TileShape t{groups, chunks};
-      const int warp_threads = (threads + 31) / 32 * 32;
-      const double fill = tile_fill(row_blocks, col_blocks, t);
-      const auto rank = std::make_tuple(millionths(fill), millionths(fill * warp_threads / threads),
-                                        std::min(groups, chunks), threads);
-      if (rank > best_rank) best_rank = rank, best = t;
-    }
-  }
-  return best;
-}
-
-// v7's tile, 256 threads: the most groups of N rows, up to 16, that the plane's rows fill; unless
-// it leaves more than a tenth of its threads idle and a fitted tile fills more. uint8 keeps v7's:
-// measured on an H200, NCHW to NHWC with 64 channels (a side of 196 blocks) took 59.6% of the copy
-// in 4 x 40 blocks against 78.5% in 4 x 64, on a grid of 320 blocks for 132 SMs.
-constexpr double KEEP_FILL = 0.9;
-constexpr int V7_GROUPS = 16;
-
-struct PlaneTile {
-  TileShape shape;
-  double fill = 0;
-};
-
-PlaneTile plane_tile(const lab::Plan& plan, int n) {
-  const lab::Index row_blocks = plan.rows / n, col_blocks = plan.cols / n;
-  int groups = 1;
-  while (groups < V7_GROUPS && 2 * groups <= row_blocks) groups *= 2;
-  const PlaneTile usual{{groups, THREADS / groups},
-                        tile_fill(row_blocks, col_blocks, {groups, THREADS / groups})};
-  if (n == VECTOR_BYTES || usual.fill >= KEEP_FILL) return usual;
-  const TileShape fitted = fitted_tile(row_blocks, col_blocks, n);
-  const double fill = tile_fill(row_blocks, col_blocks, fitted);
-  return fill > usual.fill ? PlaneTile{fitted, fill} : usual;
+// The tile for the plan's plane (tile_shape.hpp); uint8 keeps v7's.
+packed_tile::PlaneTile plane_tile(const lab::Plan& plan, int n) {
+  return packed_tile::plane_tile(plan.rows / n, plan.cols / n, n, n == VECTOR_BYTES);
 }
 
 // Which packed kernel takes the plan, if any. Every vector of every plane must be whole and 16-byte

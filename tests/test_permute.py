@@ -429,14 +429,19 @@ LARGE_GRID_CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def plan_probe():
-    out = build_probe("permute_plan_probe")
+def probe_runner(name):
+    """tests/NAME.cpp built (build_probe), as a function of its arguments that runs it."""
+    out = build_probe(name)
 
     def run_probe(*args):
         return subprocess.run([str(out), *map(str, args)], capture_output=True, text=True,
                               timeout=300)
     return run_probe
+
+
+@pytest.fixture(scope="module")
+def plan_probe():
+    return probe_runner("permute_plan_probe")
 
 
 def test_fast_division_equals_division(plan_probe):
@@ -656,6 +661,40 @@ def test_make_diff_of_the_packed_step_is_its_kernel():
 def test_the_packed_step_is_exact_on_and_off_its_path(case, dtype, needs_gpu):
     check_gpu_case("PERMUTE.v5_packed", case, dtype,
                    itertools.product(PACKED_EDGES, DTYPES), reps=2)
+
+
+# --- PERMUTE.v5_packed's tile on the host (tests/permute_tile_probe.cpp includes the step's own
+# tile_shape.hpp): the shape its launcher picks for a plane, and the cells its kernel swizzles.
+
+@pytest.fixture(scope="module")
+def tile_probe():
+    return probe_runner("permute_tile_probe")
+
+
+def test_every_packed_tile_runs_fills_and_permutes_its_cells(tile_probe):
+    done = tile_probe("check")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "every tile runs, fills at least v7's" in done.stdout
+
+
+# (row blocks, column blocks, N, keep v7's tile) -> the tile, groups x chunks: v7's where it keeps
+# nine tenths of its threads busy, the best fitted one where it does not, v7's for uint8 always.
+PACKED_TILES = [
+    ((16, 784, 4, 0), "16 x 16"),  # float32 NCHW to NHWC, 64 channels: whole v7 tiles
+    ((8, 392, 8, 0), "8 x 32"),    # float16 the same: v7's fills 94%, it stays
+    ((392, 8, 8, 0), "28 x 8"),    # float16 NHWC to NCHW: v7's would idle half its threads
+    ((24, 24, 4, 0), "8 x 24"),    # float32 96 x 96 planes: three tiles of 192 threads a plane
+    ((12, 12, 8, 0), "12 x 12"),   # float16 96 x 96: 144 threads, a last warp half idle
+    ((8, 8, 8, 0), "8 x 8"),       # float16 64 x 64: one tile of 64 threads a plane
+    ((4, 196, 16, 1), "4 x 64"),   # uint8 keeps v7's, however little of it the plane fills
+]
+
+
+@pytest.mark.parametrize("plane,tile", PACKED_TILES, ids=lambda v: str(v).replace(" ", ""))
+def test_the_packed_tile_fits_the_plane(tile_probe, plane, tile):
+    done = tile_probe("shape", *plane)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith(f"tile {tile}, fill "), done.stdout
 
 
 # Grids of 65535 blocks that loop: 140000 planes of 32 x 16 are 17.9 million blocks of 2 x 2 for
