@@ -554,18 +554,27 @@ def test_sanitize_runs_every_supported_type_and_both_ways_down_for_a_pipeline(tm
     the program's own verdict (skipped without a GPU, said in one line)."""
     from transpose_lab import sanitize as tool
     runs = tool.runs_of("CUDA.cublas", tool.grader.ALL_DTYPES)
-    assert {dtype for _, dtype, _, _ in runs} == {"float32", "float64", "complex64", "complex128"}
+    assert {dtype for _, dtype, *_ in runs} == {"float32", "float64", "complex64", "complex128"}
     pipeline = tool.runs_of("CUDA.v8_streams", ["uint8"])
     assert len(pipeline) == 2 * len(tool.SHAPES) + 1
-    assert {tuple(extra[-2:]) for _, _, _, extra in pipeline} == {
+    assert {tuple(extra[-2:]) for _, _, _, extra, _ in pipeline} == {
         ("--down", "kernel"), ("--down", "copy-engine")}
-    assert [extra[extra.index("--ramp") + 1] for _, _, _, extra in pipeline
+    assert [extra[extra.index("--ramp") + 1] for _, _, _, extra, _ in pipeline
             if "--ramp" in extra] == ["6"]
     if (ROOT / "CUDA.v9_multigpu" / "transpose").is_file():  # built where NCCL is found
-        distributed = tool.runs_of("CUDA.v9_multigpu", ["uint8"])
+        distributed = tool.runs_of("CUDA.v9_multigpu", ["uint8"], gpus=1)
         assert len(distributed) == 2 * len(tool.SHAPES) + 1
-        assert all("--virtual-ranks" in extra for *_, extra in distributed)
-        assert sum("peer" in extra for *_, extra in distributed) == len(tool.SHAPES) + 1
+        assert all("--virtual-ranks" in extra for _, _, _, extra, _ in distributed)
+        assert sum("peer" in extra for _, _, _, extra, _ in distributed) == len(tool.SHAPES) + 1
+        assert all(options == () for *_, options in distributed)
+        # Two GPUs: each exchange between them too, NCCL's failing probes left unreported.
+        two = tool.runs_of("CUDA.v9_multigpu", ["uint8"], gpus=2)[len(distributed):]
+        assert [" ".join(extra[2:]) for _, _, _, extra, _ in two] == [
+            "--exchange nccl", "--exchange nccl --nccl-buffers registered",
+            "--exchange nccl --nccl-buffers windows", "--exchange peer"]
+        assert all(extra[:2] == ["--gpus", "2"] and options == ("--report-api-errors", "no")
+                   and rows % 2 == 0 and cols % 2 == 0 for _, _, (rows, cols), extra, options
+                   in two)
     fake = tmp_path / "compute-sanitizer"
     fake.write_text('#!/bin/sh\nwhile [ "$1" != "${1#--}" ]; do shift 2; done\nexec "$@"\n')
     fake.chmod(0o755)

@@ -294,10 +294,11 @@ def correctness_verdict(shape, dtype, done, timeout, timed=True):
                  f"exit {done.returncode}: {last_line(done.stderr) or last_line(done.output)}")
 
 
-def sanitizer(tool_path, tool, program, shape, extra=(), dtype=SPEED_DTYPE):
+def sanitizer(tool_path, tool, program, shape, extra=(), dtype=SPEED_DTYPE, tool_options=()):
     name = f"{tool} {shape_name(shape)} {dtype}"
-    command = [tool_path, "--tool", tool, "--error-exitcode", str(SANITIZER_ERROR_EXIT),
-               "--print-limit", "20", str(program), *map(str, shape), "--reps", "1", *extra]
+    command = [tool_path, "--tool", tool, *tool_options, "--error-exitcode",
+               str(SANITIZER_ERROR_EXIT), "--print-limit", "20", str(program), *map(str, shape),
+               "--reps", "1", *extra]
     done = run_program(command, TIMEOUT_S)
     if done.returncode is None:
         return Check("FAIL", "sanitizer", name, f"did not finish in {TIMEOUT_S} s")

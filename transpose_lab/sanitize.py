@@ -9,7 +9,9 @@ one for 1- and 2-byte elements, the element one for the rest; on Hopper, its tma
 host pipeline (CUDA.v8_streams) runs each shape both ways down, in pieces that do not divide the
 rows, over three streams, and one more shape in a ramp down to pieces of 4 rows, from host memory
 pinned on huge pages. A distributed step (CUDA.v9_multigpu) runs on three virtual ranks of one
-GPU, through NCCL's pipeline (device copies between the ranks) and through peer writes.
+GPU, through NCCL's pipeline (device copies between the ranks) and through peer writes; where two
+GPUs or more are visible, also on two of them, through NCCL (its own buffers, registered ones,
+symmetric windows) and through peer writes.
 One line per run, PASS or FAIL; the runs are independent programs, so --jobs of them share the
 GPU at once. Exit 0 when all passed, 1 when one failed, 2 for a bad command line, 77 (one line)
 without a GPU or without compute-sanitizer.
@@ -20,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from transpose_lab import grader
+from transpose_lab.other_kinds import visible_gpus
 from transpose_lab.run_steps import BEYOND_THE_LESSON
 
 ROOT = grader.ROOT
@@ -37,6 +40,17 @@ RAMP_RUN = ((1024, 999), ["--streams", "3", "--pieces", "4", "--ramp", "6", "--h
 DISTRIBUTED_WAYS = (["--virtual-ranks", "3", "--chunks", "3"],
                     ["--virtual-ranks", "3", "--exchange", "peer"])
 VECTOR_BANDS_RUN = ((1536, 1030), ["--virtual-ranks", "3", "--exchange", "peer"])
+# Where two GPUs or more are visible, a distributed step also runs on two of them, each way it
+# exchanges (virtual ranks use no NCCL): NCCL with its own buffers, registered ones, symmetric
+# windows, and the peer writes; a shape that splits in two, as the windows need. NCCL tries CUDA
+# calls that fail by design and goes on (a memory handle type the machine lacks, kernel images
+# for other GPUs): memcheck would count those, so there it reports bad accesses only.
+TWO_GPU_SHAPE = (1030, 2050)
+TWO_GPU_WAYS = (["--gpus", "2", "--exchange", "nccl"],
+                ["--gpus", "2", "--exchange", "nccl", "--nccl-buffers", "registered"],
+                ["--gpus", "2", "--exchange", "nccl", "--nccl-buffers", "windows"],
+                ["--gpus", "2", "--exchange", "peer"])
+NCCL_TOOL_OPTIONS = ("--report-api-errors", "no")
 # A step with a variant beyond its lesson for rows of whole 16-byte units only (v7's tma, which
 # --variant all leaves out of the shapes above for most types): one shape of such rows for every
 # type, a tile and a bit of a second each way.
@@ -45,8 +59,9 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = (grader.EXIT_OK, grader.EXIT_FA
                                                   grader.EXIT_USAGE, grader.EXIT_SKIPPED)
 
 
-def runs_of(step, dtypes):
-    """(program, dtype, shape, extra arguments) for every run of one step."""
+def runs_of(step, dtypes, gpus=None):
+    """(program, dtype, shape, extra arguments, sanitizer options) for every run of one step;
+    gpus: how many GPUs the programs see (found when not given)."""
     program = ROOT / step / "transpose"
     declared = grader.make_variable(ROOT / step, "STEP_KIND")
     if not declared:
@@ -66,13 +81,18 @@ def runs_of(step, dtypes):
     variants = grader.run_program([str(program), "--list-variants"], grader.TIMEOUT_S).output
     if set(variants.split()) & set(BEYOND_THE_LESSON):
         shapes_ways.append((WHOLE_VECTORS_SHAPE, []))
-    return [(program, dtype, shape, way + grader.variant_arguments(program))
+    runs = [(program, dtype, shape, way + grader.variant_arguments(program), ())
             for dtype in dtypes if dtype in supported for shape, way in shapes_ways]
+    if kind == "distributed" and (visible_gpus() if gpus is None else gpus) >= 2:
+        runs += [(program, dtype, TWO_GPU_SHAPE, way, NCCL_TOOL_OPTIONS)
+                 for dtype in dtypes if dtype in supported for way in TWO_GPU_WAYS]
+    return runs
 
 
 def check(tool_path, tool, run):
-    program, dtype, shape, extra = run
-    found = grader.sanitizer(tool_path, tool, program, shape, ["--dtype", dtype, *extra], dtype)
+    program, dtype, shape, extra, tool_options = run
+    found = grader.sanitizer(tool_path, tool, program, shape, ["--dtype", dtype, *extra], dtype,
+                             tool_options)
     way = f" {' '.join(extra)}" if extra else ""
     return f"{found.verdict} {program.parent.name} {found.name}{way}: {found.detail}", found
 
