@@ -53,6 +53,7 @@ MULTIGPU_SIZES ?= 8192 16384
 MULTIGPU_DTYPES ?= $(DTYPE)
 MULTIGPU_GPUS ?=
 MULTIGPU_EXCHANGES ?= nccl registered windows peer
+MULTIGPU_MODES ?= single mpi one-gpu
 RESULTS ?= results
 OMP_PIN := OMP_PROC_BIND=close OMP_PLACES=cores
 
@@ -130,6 +131,7 @@ help:
 	@echo "                     one process and mpirun -np G, at MULTIGPU_SIZES x MULTIGPU_DTYPES, with each"
 	@echo "                     of MULTIGPU_EXCHANGES (default nccl registered windows peer) on 2 GPUs or more,"
 	@echo "                     next to its all-to-all, and CUDA.v7_packed on one GPU -> results/multigpu.csv, .png"
+	@echo "                     (MULTIGPU_MODES: some of single mpi one-gpu, default all three)"
 	@echo "  make probes       CUDA.v7_packed with one constant changed (PROBES=..., default all; list:"
 	@echo "                     python -m transpose_lab.probes --list) at PROBE_SHAPE -> results/probes.csv"
 	@echo "  make sanitize      compute-sanitizer memcheck and racecheck of SANITIZE_STEPS (default the last"
@@ -171,7 +173,7 @@ help:
 	@echo "           PROFILE_COLS DTYPES_STEPS PROBES PROBE_SHAPE PROBE_DTYPES STREAMS_CASES"
 	@echo "           SANITIZE_STEPS SANITIZE_DTYPES"
 	@echo "           OUT_OF_CORE_SHAPE OUT_OF_CORE_DEVICE_MEM BUS_PROBE_ARGS MULTIGPU_SIZES MULTIGPU_DTYPES"
-	@echo "           MULTIGPU_GPUS MULTIGPU_EXCHANGES CUDA_ARCH PERMUTE_DTYPES"
+	@echo "           MULTIGPU_GPUS MULTIGPU_EXCHANGES MULTIGPU_MODES CUDA_ARCH PERMUTE_DTYPES"
 	@echo "  DTYPE (run-all, scaling, sweep, bench, profile; default float32): uint8 float16 bfloat16"
 	@echo "        float32 float64 complex64 complex128"
 
@@ -254,7 +256,7 @@ bus-probe: $(BUS_PROBE)
 multigpu: $(DISTRIBUTED_STEPS) $(LAST_STEP) $(PY_READY)
 	$(OTHER_KINDS) multigpu --results $(RESULTS) --sizes $(MULTIGPU_SIZES) \
 	  --dtypes $(MULTIGPU_DTYPES) $(if $(MULTIGPU_GPUS),--gpu-counts $(MULTIGPU_GPUS)) \
-	  --exchanges $(MULTIGPU_EXCHANGES) $(if $(REPS),--reps $(REPS))
+	  --exchanges $(MULTIGPU_EXCHANGES) --modes $(MULTIGPU_MODES) $(if $(REPS),--reps $(REPS))
 	@if [ -f $(RESULTS)/multigpu.csv ]; then $(PY) -m transpose_lab.plot_multigpu \
 	  --csv $(RESULTS)/multigpu.csv --out $(RESULTS)/multigpu.png --table $(RESULTS)/multigpu.md; fi
 

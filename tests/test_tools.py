@@ -3,6 +3,7 @@ import re
 without a GPU, takes a step's refusal of an element type as n/a, and fails loudly when a step
 fails. Also make_plots, the reference runner and the Makefile's own targets."""
 import os
+import shutil
 import subprocess
 import sys
 
@@ -598,6 +599,39 @@ def test_multigpu_runs_powers_of_two_up_to_the_visible_gpus():
     assert gpu_counts_to_run(2) == [1, 2]
     assert gpu_counts_to_run(6) == [1, 2, 4, 6]
     assert gpu_counts_to_run(8) == [1, 2, 4, 8]
+
+
+def test_multigpu_runs_only_the_modes_asked_for(tmp_path):
+    from transpose_lab.other_kinds import multigpu
+
+    class Recorded:
+        skipped = []
+
+        def __init__(self):
+            self.labels = []
+
+        def __call__(self, label, command, log=None, env=None):
+            self.labels.append(label)
+            return 0
+
+    def labels(modes):
+        runs = Recorded()
+        multigpu(tmp_path, [64], ["float32"], [1, 2], ["nccl", "peer"], 1, runs, modes)
+        return runs.labels
+
+    single = labels(["single"])
+    assert single == ["CUDA.v9_multigpu 64x64 float32 --gpus 1 --exchange nccl",
+                      "CUDA.v9_multigpu 64x64 float32 --gpus 2 --exchange nccl",
+                      "CUDA.v9_multigpu 64x64 float32 --gpus 2 --exchange peer"]
+    assert labels(["one-gpu"]) == ["CUDA.v7_packed 64x64 float32 (one GPU)"]
+    everything = labels(["single", "mpi", "one-gpu"])
+    assert everything[0] == single[0]
+    assert everything[-1] == "CUDA.v7_packed 64x64 float32 (one GPU)"
+    if shutil.which("mpirun"):
+        assert sum(label.startswith("mpirun -np ") for label in everything) == 3
+    bad = subprocess.run([sys.executable, "-m", "transpose_lab.other_kinds", "multigpu",
+                          "--modes", "both"], cwd=ROOT, capture_output=True, text=True)
+    assert bad.returncode == 2 and "invalid choice: 'both'" in bad.stderr
 
 
 def test_multigpu_mpirun_leaves_ranks_unbound():

@@ -182,13 +182,18 @@ EXCHANGE_OPTIONS = {
 }
 
 
-def multigpu(results, sizes, dtypes, gpu_counts, exchanges, reps, runs):
+# make multigpu's ways to run (MULTIGPU_MODES): the step in one process (--gpus G), under
+# mpirun -np G, and the last kernel step alone on one GPU for the same matrix.
+MULTIGPU_MODES = ("single", "mpi", "one-gpu")
+
+
+def multigpu(results, sizes, dtypes, gpu_counts, exchanges, reps, runs, modes=MULTIGPU_MODES):
     csv = results / "multigpu.csv"
     logs = results / "multigpu_logs"
     logs.mkdir(parents=True, exist_ok=True)
     counts = gpu_counts or gpu_counts_to_run(visible_gpus())
-    mpirun = shutil.which("mpirun")
-    if mpirun is None:
+    mpirun = shutil.which("mpirun") if "mpi" in modes else None
+    if "mpi" in modes and mpirun is None:
         print("mpirun -np G: skipped: mpirun is not installed (single-process runs only)")
     cores = os.cpu_count() or 1
     for dtype in dtypes:
@@ -200,16 +205,18 @@ def multigpu(results, sizes, dtypes, gpu_counts, exchanges, reps, runs):
                 name = f"{n}x{n}_{dtype}_gpus{g}_{exchange}"
                 options = EXCHANGE_OPTIONS[exchange]
                 args, said = [*common, *options], " ".join(options)
-                runs(f"{DISTRIBUTED_STEP} {n}x{n} {dtype} --gpus {g} {said}",
-                     [DISTRIBUTED, *args, "--gpus", g], log=logs / f"{name}_single.log",
-                     env=MULTIGPU_ENV)
+                if "single" in modes:
+                    runs(f"{DISTRIBUTED_STEP} {n}x{n} {dtype} --gpus {g} {said}",
+                         [DISTRIBUTED, *args, "--gpus", g], log=logs / f"{name}_single.log",
+                         env=MULTIGPU_ENV)
                 if mpirun is not None and not runs.skipped:
                     runs(f"mpirun -np {g} {DISTRIBUTED_STEP} {n}x{n} {dtype} {said}",
                          [*mpi_command(mpirun, g), DISTRIBUTED, *args],
                          log=logs / f"{name}_mpi.log",
                          env={**MULTIGPU_ENV, "OMP_NUM_THREADS": str(max(1, cores // g))})
-            runs(f"{ONE_GPU_STEP} {n}x{n} {dtype} (one GPU)", [LAST_KERNEL_STEP, *common],
-                 log=logs / f"{n}x{n}_{dtype}_one_gpu.log")
+            if "one-gpu" in modes:
+                runs(f"{ONE_GPU_STEP} {n}x{n} {dtype} (one GPU)", [LAST_KERNEL_STEP, *common],
+                     log=logs / f"{n}x{n}_{dtype}_one_gpu.log")
 
 
 def main(argv=None):
@@ -237,6 +244,10 @@ def main(argv=None):
                         default=["nccl", "registered", "windows", "peer"],
                         help="multigpu: NCCL with plain or registered buffers or symmetric "
                         "windows, peer writes (all but nccl on 2 GPUs or more)")
+    parser.add_argument("--modes", nargs="+", choices=list(MULTIGPU_MODES),
+                        default=list(MULTIGPU_MODES),
+                        help="multigpu: one process (--gpus G), mpirun -np G, the last kernel "
+                        "step on one GPU (default: all three)")
     parser.add_argument("--reps", type=positive_int, help="multigpu: timed runs of each program")
     args = parser.parse_args(argv)
     results = Path(args.results)
@@ -250,7 +261,7 @@ def main(argv=None):
         out_of_core(results, args.shape, args.device_mem, runs)
     else:
         multigpu(results, args.sizes, args.dtypes, args.gpu_counts, args.exchanges, args.reps,
-                 runs)
+                 runs, args.modes)
     return runs.summary()
 
 
