@@ -16,8 +16,10 @@ constexpr int THREADS = 256;  // v7's tile, and the most threads of any block of
 // A fitted tile: at least two warps; at least 4 blocks, 64 bytes, of every row it reads and writes.
 constexpr int MIN_TILE_THREADS = 64;
 constexpr int MIN_TILE_SIDE = 4, MAX_TILE_SIDE = 64;
-// v7's tile stays where it keeps nine tenths of its threads busy.
+// v7's tile stays where it keeps nine tenths of its threads busy; a plane under one 256-thread
+// tile takes a tile only where it keeps three quarters busy (else v4's tiles, which fit it).
 constexpr double KEEP_FILL = 0.9;
+constexpr double MIN_TILE_FILL = 0.75;
 constexpr int V7_GROUPS = 16;
 // The swizzle XORs a cell index's low three bits: each block of N rows must be whole groups of 8
 // cells (groups * N a multiple of 8).
@@ -58,12 +60,17 @@ inline bool allowed(TileShape t, int n) {
          t.groups * n % SWIZZLE_CELLS == 0;
 }
 
-// The tile that fits the plane best: the best fill; then, at equal fill, the fewer idle threads
-// in the tiles (idle lanes of a last warp cost less), the longer of the shorter runs a tile reads
-// and writes (16 bytes a block), and more threads (more bytes in flight a block).
-inline TileShape fitted_tile(lab::Index row_blocks, lab::Index col_blocks, int n) {
+struct PlaneTile {
+  TileShape shape;
+  double fill = 0;
+};
+
+// The tile that fits the plane best, and its fill: the best fill; then, at equal fill, the fewer
+// idle threads in the tiles (idle lanes of a last warp cost less), the longer of the shorter runs a
+// tile reads and writes (16 bytes a block), and more threads (more bytes in flight a block).
+inline PlaneTile fitted_tile(lab::Index row_blocks, lab::Index col_blocks, int n) {
   const auto millionths = [](double x) { return std::llround(x * 1e6); };  // ties compare equal
-  TileShape best;
+  PlaneTile best;
   std::tuple<long long, long long, int, int> best_rank{-1, -1, 0, 0};
   for (int groups = MIN_TILE_SIDE; groups <= MAX_TILE_SIDE; ++groups) {
     for (int chunks = MIN_TILE_SIDE; chunks <= MAX_TILE_SIDE; ++chunks) {
@@ -73,16 +80,11 @@ inline TileShape fitted_tile(lab::Index row_blocks, lab::Index col_blocks, int n
       const double fill = tile_fill(row_blocks, col_blocks, t);
       const auto rank = std::make_tuple(millionths(fill), millionths(fill * warp_threads / threads),
                                         std::min(groups, chunks), threads);
-      if (rank > best_rank) best_rank = rank, best = t;
+      if (rank > best_rank) best_rank = rank, best = {t, fill};
     }
   }
   return best;
 }
-
-struct PlaneTile {
-  TileShape shape;
-  double fill = 0;
-};
 
 // v7's tile, 256 threads: the most groups, up to 16, that the plane's rows fill; unless it leaves
 // more than a tenth of its threads idle and a fitted tile fills more. keep_v7: v7's tile whatever
@@ -95,9 +97,8 @@ inline PlaneTile plane_tile(lab::Index row_blocks, lab::Index col_blocks, int n,
   const TileShape v7{groups, THREADS / groups};
   const PlaneTile usual{v7, tile_fill(row_blocks, col_blocks, v7)};
   if (keep_v7 || usual.fill >= KEEP_FILL) return usual;
-  const TileShape fitted = fitted_tile(row_blocks, col_blocks, n);
-  const double fill = tile_fill(row_blocks, col_blocks, fitted);
-  return fill > usual.fill ? PlaneTile{fitted, fill} : usual;
+  const PlaneTile fitted = fitted_tile(row_blocks, col_blocks, n);
+  return fitted.fill > usual.fill ? fitted : usual;
 }
 
 }  // namespace packed_tile

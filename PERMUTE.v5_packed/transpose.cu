@@ -40,9 +40,8 @@ namespace {
 using packed_tile::cell;
 using packed_tile::THREADS;  // as v3's 32 x 8: each thread moves one N x N block a tile
 using packed_tile::TileShape;
-constexpr double MIN_TILE_FILL = 0.75;  // a small plane fitting no tile better goes to v4's tiles
-constexpr int SHORT_AXIS = 32;          // v4's kShortAxis: below it, v4's shaped tiles do better
-constexpr int SHORT_SIDE = 8;  // a plane side under it goes to short_kernel, not N x N blocks
+constexpr int SHORT_AXIS = 32;  // v4's kShortAxis: below it, v4's shaped tiles do better
+constexpr int SHORT_SIDE = 8;   // a plane side under it goes to short_kernel, not N x N blocks
 // Blocks launched at most along each grid axis (y and z allow no more); a block loops past that.
 constexpr lab::Index kMaxBlocks = 65535;
 
@@ -149,7 +148,8 @@ Packed packed_path(const lab::Plan& plan, int n, const void* in, const void* out
                                       : small && shorter < SHORT_AXIS;
   if (flat) return Packed::kFlat;
   if (shorter < SHORT_AXIS) return Packed::kNone;
-  return !small || plane_tile(plan, n).fill >= MIN_TILE_FILL ? Packed::kTile : Packed::kNone;
+  return !small || plane_tile(plan, n).fill >= packed_tile::MIN_TILE_FILL ? Packed::kTile
+                                                                          : Packed::kNone;
 }
 
 // ---- Small planes: no tile. A thread loads one N x N block, transposes it and stores it straight
