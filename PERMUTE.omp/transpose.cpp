@@ -16,6 +16,9 @@
 //   In a tensor past the last-level cache, the tile's output lines are written with streaming
 //   stores (write_tile_streamed), as the ceiling copy's are: a plain store would first read each
 //   line from memory only to overwrite it.
+// - b != a, and the innermost axes of the input, together, the innermost of the output (a batch of
+//   17 x 19 planes of 1- or 2-byte elements): the small planes, units contiguous in both, move in
+//   groups, transposed twice in registers through a buffer (moved_units).
 // - b != a, and a or b short (16 elements, 96 bytes): tiles of runs (transpose_runs_tiles). The
 //   axes just outside a in the input, and just outside b in the output, join the tile, so that it
 //   reads and writes runs of whole lines rather than pieces of them.
@@ -211,17 +214,13 @@ inline void interleave(V& a, V& b) {
   }
 }
 
-// A block of kRows input rows (b) x sizeof(V) bytes of a (source rows ib.., elements ia..) into
-// kRows elements of each of its output rows (out, rows out_stride apart). Read the place of an
-// element of a 16-byte lane as bits, its row's then its column's: interleaving row i with row
-// i + kRows / 2 rotates those bits by one, so log2(kRows) rounds swap row and column. Register j
-// then holds, in 16-byte lane l, output row l * kRows + j.
-template <class T, class V, class Source>
-inline void transpose_block(const Source& src, Index ib, Index ia, T* out, Index out_stride) {
-  constexpr int kRows = 16 / sizeof(T), kLanes = sizeof(V) / 16;
-  V v[kRows];
-#pragma GCC unroll 16
-  for (int i = 0; i < kRows; ++i) std::memcpy(&v[i], src.row(ib + i) + ia, sizeof(V));
+// v[0..kRows) as kRows rows of kRows elements in each 16-byte lane, transposed in place, lane by
+// lane. Read the place of an element of a lane as bits, its row's then its column's: interleaving
+// row i with row i + kRows / 2 rotates those bits by one, so log2(kRows) rounds swap row and
+// column. Register j then holds, in lane l, what column l * kRows + j of the rows held.
+template <class T, class V>
+inline void transpose_lanes(V (&v)[16 / sizeof(T)]) {
+  constexpr int kRows = 16 / sizeof(T);
   for (int round = 1; round < kRows; round *= 2) {
     V next[kRows];
 #pragma GCC unroll 16
@@ -232,6 +231,18 @@ inline void transpose_block(const Source& src, Index ib, Index ia, T* out, Index
     }
     std::memcpy(v, next, sizeof v);
   }
+}
+
+// A block of kRows input rows (b) x sizeof(V) bytes of a (source rows ib.., elements ia..) into
+// kRows elements of each of its output rows (out, rows out_stride apart): register j ends up
+// holding, in lane l, output row l * kRows + j.
+template <class T, class V, class Source>
+inline void transpose_block(const Source& src, Index ib, Index ia, T* out, Index out_stride) {
+  constexpr int kRows = 16 / sizeof(T), kLanes = sizeof(V) / 16;
+  V v[kRows];
+#pragma GCC unroll 16
+  for (int i = 0; i < kRows; ++i) std::memcpy(&v[i], src.row(ib + i) + ia, sizeof(V));
+  transpose_lanes<T>(v);
 #pragma GCC unroll 16
   for (int j = 0; j < kRows; ++j)
 #pragma GCC unroll 4
@@ -599,6 +610,156 @@ void transpose_runs_tiles(const T* in, T* out, const RunsTile& t) {
   }
 }
 
+// Units. Where the input's innermost axes, taken together, are the output's innermost axes too
+// (a batch of 17 x 19 planes), each unit (one plane) lies whole and contiguous in both tensors,
+// and the units are the work: tiles of (b, a) there are one small plane each, mostly ragged
+// edges, where the register blocks overlap and move each byte several times over. A group of
+// kRows units moves at once, in two register passes through a buffer in L1:
+// - gather: the units' first vectors side by side are kRows rows of a block, so transposing it
+//   leaves, for each element e of a unit, one 16-byte vector of element e of every unit of the
+//   group; each register is stored whole, two such vectors in a 32-byte one (gathered_at).
+// - scatter: the buffer's vectors taken in output order (the source table says which input
+//   element each output element is) are again rows of a block; transposed, each register holds
+//   one unit's next output elements, a whole vector of its output run.
+// Every access is a whole vector, whatever the shape of the unit; the last vector of a unit
+// starts where it ends, overlapping the one before (the same values written twice).
+
+// The number of innermost axes that make up a unit (the fewest, at least 2), or 0 where there is
+// no unit smaller than the whole tensor.
+int unit_axes(const lab::Permutation& p) {
+  for (int m = 2; m < p.rank; ++m) {
+    bool inner = true;
+    for (int k = p.rank - m; k < p.rank; ++k) inner = inner && p.perm[k] >= p.rank - m;
+    if (inner) return m;
+  }
+  return 0;
+}
+
+#if defined(__SSE2__)
+// The largest unit, in bytes: a group of 16 / element size units, 16 x this in the buffer, stays
+// in L1 beside the input and the output.
+constexpr Index kMaxUnitBytes = 1024;
+// Units move for elements of up to this many bytes: 4-byte ones, 4 units a group, ran slower
+// this way than in tiles (17 x 19 float32).
+constexpr Index kMaxUnitElementBytes = 2;
+
+// Where the gather leaves element e's vector in the buffer, in bytes: register j of the gather's
+// block c (the one that starts at min(c * kCols, unit - kCols)) is stored whole, at slot
+// c * kRows + j, and its lane l holds element start + l * kRows + j. An element in the last
+// block and the one before is taken from the last.
+template <class T, class V>
+std::uint32_t gathered_at(Index e, Index unit) {
+  constexpr Index kRows = 16 / sizeof(T), kLanes = sizeof(V) / 16, kCols = sizeof(V) / sizeof(T);
+  const Index last = (unit - 1) / kCols;
+  const Index c = e >= unit - kCols ? last : e / kCols;
+  const Index r = e - std::min(c * kCols, unit - kCols);
+  return static_cast<std::uint32_t>(((c * kRows + r % kRows) * kLanes + r / kRows) * 16);
+}
+
+template <class T, class V>
+void move_unit_group(const T* in, T* out, const Index (&in_at)[16 / sizeof(T)],
+                     const Index (&out_at)[16 / sizeof(T)], Index unit, const std::uint32_t* source,
+                     unsigned char* gathered) {
+  constexpr int kRows = 16 / sizeof(T), kLanes = sizeof(V) / 16;
+  constexpr Index kCols = sizeof(V) / sizeof(T);
+  unsigned char* slot = gathered;
+  for (Index c = 0;; c += kCols, slot += sizeof(V) * kRows) {
+    const Index start = std::min(c, unit - kCols);
+    V v[kRows];
+#pragma GCC unroll 16
+    for (int i = 0; i < kRows; ++i) std::memcpy(&v[i], in + in_at[i] + start, sizeof(V));
+    transpose_lanes<T>(v);
+    std::memcpy(slot, v, sizeof v);
+    if (start + kCols >= unit) break;
+  }
+  for (Index c = 0;; c += kCols) {
+    const Index start = std::min(c, unit - kCols);
+    V v[kRows];
+#pragma GCC unroll 16
+    for (int k = 0; k < kRows; ++k)
+#pragma GCC unroll 4
+      for (int l = 0; l < kLanes; ++l)
+        std::memcpy(reinterpret_cast<char*>(&v[k]) + 16 * l,
+                    gathered + source[start + l * kRows + k], 16);
+    transpose_lanes<T>(v);
+#pragma GCC unroll 16
+    for (int u = 0; u < kRows; ++u) std::memcpy(out + out_at[u] + start, &v[u], sizeof(V));
+    if (start + kCols >= unit) break;
+  }
+}
+
+// The units of p, its `axes` innermost axes; false (nothing moved) where they are too large or
+// too small for the groups, or too few to fill one.
+template <class T>
+bool moved_units(const T* in, T* out, const lab::Permutation& p, int axes) {
+  constexpr int kRows = 16 / sizeof(T);
+  if (Index{sizeof(T)} > kMaxUnitElementBytes || axes == 0) return false;
+  Index unit = 1;
+  for (int a = p.rank - axes; a < p.rank; ++a) unit *= p.shape[a];
+  Batch batch;
+  for (int k = 0; k < p.rank - axes; ++k) {
+    const int axis = p.perm[k];
+    batch.extent[batch.axes] = p.shape[axis];
+    batch.in_stride[batch.axes] = p.in_stride(axis);
+    batch.out_stride[batch.axes] = p.out_stride(axis);
+    batch.count *= p.shape[axis];
+    ++batch.axes;
+  }
+  const Index unit_bytes = unit * Index{sizeof(T)};
+  if (unit_bytes > kMaxUnitBytes || unit_bytes < 16 || batch.count < kRows) return false;
+  const bool wide = unit_bytes >= Index{sizeof(WideVector)};
+  // from[o]: the element of the unit's input that its output element o is; source[o]: where the
+  // gather leaves it.
+  std::vector<Index> from(unit);
+  std::vector<std::uint32_t> source(unit);
+  {
+    Index index[lab::kMaxPermuteRank] = {}, e = 0;
+    for (Index o = 0; o < unit; ++o) {
+      from[o] = e;
+      source[o] = wide ? gathered_at<T, WideVector>(e, unit) : gathered_at<T, __m128i>(e, unit);
+      for (int k = p.rank - 1; k >= p.rank - axes; --k) {
+        const Index stride = p.in_stride(p.perm[k]), extent = p.out_extent(k);
+        e += stride;
+        if (++index[k] < extent) break;
+        e -= extent * stride;
+        index[k] = 0;
+      }
+    }
+  }
+  const Index groups = (batch.count + kRows - 1) / kRows;
+#pragma omp parallel
+  {
+    // A 16-byte vector per element, the last block's overlap included.
+    alignas(kLineBytes) unsigned char gathered[16 * (kMaxUnitBytes + sizeof(WideVector))];
+    Index begin, end;
+    thread_share(groups, &begin, &end);
+    BatchWalk walk(batch, begin * kRows);
+    for (Index g = begin; g < end; ++g) {
+      Index in_at[kRows], out_at[kRows];
+      const Index units = std::min<Index>(kRows, batch.count - g * kRows);
+      for (Index i = 0; i < units; ++i, walk.next()) {
+        in_at[i] = walk.in;
+        out_at[i] = walk.out;
+      }
+      if (units < kRows) {  // the batch's last few units, one element at a time
+        for (Index i = 0; i < units; ++i)
+          for (Index o = 0; o < unit; ++o) out[out_at[i] + o] = in[in_at[i] + from[o]];
+      } else if (wide) {
+        move_unit_group<T, WideVector>(in, out, in_at, out_at, unit, source.data(), gathered);
+      } else {
+        move_unit_group<T, __m128i>(in, out, in_at, out_at, unit, source.data(), gathered);
+      }
+    }
+  }
+  return true;
+}
+#else
+template <class T>
+bool moved_units(const T*, T*, const lab::Permutation&, int) {
+  return false;
+}
+#endif
+
 }  // namespace
 
 template <class T>
@@ -608,6 +769,7 @@ void permute_on_cpu(const T* in, T* out, const lab::Permutation& problem) {
     copy_runs(in, out, p);
     return;
   }
+  if (moved_units(in, out, p, unit_axes(p))) return;
   const RunsTile grown = grow_tile<T>(p);
   if (grown.grown())
     transpose_runs_tiles(in, out, grown);
