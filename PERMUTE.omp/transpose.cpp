@@ -689,7 +689,7 @@ void move_unit_group(const T* in, T* out, const Index (&in_at)[16 / sizeof(T)],
 }
 
 // The units of p, its `axes` innermost axes; false (nothing moved) where they are too large or
-// too small for the groups, or too few to fill one.
+// too small for the groups, too few to fill one, or planes the tiles move as well.
 template <class T>
 bool moved_units(const T* in, T* out, const lab::Permutation& p, int axes) {
   constexpr int kRows = 16 / sizeof(T);
@@ -707,6 +707,11 @@ bool moved_units(const T* in, T* out, const lab::Permutation& p, int axes) {
   }
   const Index unit_bytes = unit * Index{sizeof(T)};
   if (unit_bytes > kMaxUnitBytes || unit_bytes < 16 || batch.count < kRows) return false;
+  // A plane whose sides are whole register blocks (32 x 32 bytes) moves in tiles with no overlap,
+  // each element transposed once: there the tiles ran faster than the units' two passes.
+  constexpr Index kWideCols = sizeof(WideVector) / sizeof(T);
+  if (axes == 2 && p.shape[p.rank - 2] % kRows == 0 && p.shape[p.rank - 1] % kWideCols == 0)
+    return false;
   const bool wide = unit_bytes >= Index{sizeof(WideVector)};
   // from[o]: the element of the unit's input that its output element o is; source[o]: where the
   // gather leaves it.
