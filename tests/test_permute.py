@@ -154,6 +154,25 @@ def test_cpu_step_is_exact_on_tiles_of_runs(case, dtype, stores, tmp_path):
     check_cpu_case(case, dtype, tmp_path, threads=3, reps=2, stores=stores)
 
 
+# Where the input's innermost axes together are the output's innermost (a batch of small planes),
+# PERMUTE.omp moves planes of 1- and 2-byte elements as units, 16 / element size at a time
+# (moved_units): whole groups (64 planes), a last group short (37), fewer planes than a group of
+# bytes (15), planes of 21 bytes and of one vector (3 x 7, 2 x 8), the largest unit of bytes
+# (31 x 33, past it for 2-byte elements), planes of whole register blocks (tiles instead), two
+# batch axes moved too, and a unit of three axes; 4-byte elements take the tiles on the same shapes.
+UNIT_CASES = [("64,17,19", "0,2,1"), ("37,17,19", "0,2,1"), ("15,17,19", "0,2,1"),
+              ("40,3,7", "0,2,1"), ("40,2,8", "0,2,1"), ("20,31,33", "0,2,1"),
+              ("20,32,32", "0,2,1"), ("16,24,20", "0,2,1"), ("3,5,17,19", "1,0,3,2"),
+              ("30,3,5,7", "0,3,1,2")]
+
+
+@pytest.mark.parametrize("stores", ["on", "off"])
+@pytest.mark.parametrize("dtype", ["uint8", "float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("case", UNIT_CASES, ids=case_id)
+def test_cpu_step_is_exact_on_batches_of_small_planes(case, dtype, stores, tmp_path):
+    check_cpu_case(case, dtype, tmp_path, threads=3, reps=2, stores=stores)
+
+
 def test_uint8_past_256_elements_takes_two_fills():
     done = run(CPU_STEP, "--shape", "17,19,3", "--perm", "2,0,1", "--dtype", "uint8", "--reps", 1)
     assert done.returncode == 0, done.stderr
