@@ -59,6 +59,15 @@ struct Batch {
       out_stride[lab::kMaxPermuteRank];
   Index count = 1;
 
+  // Axis `axis` of p, after those already in the batch (inside them).
+  void add(const lab::Permutation& p, int axis) {
+    extent[axes] = p.shape[axis];
+    in_stride[axes] = p.in_stride(axis);
+    out_stride[axes] = p.out_stride(axis);
+    count *= p.shape[axis];
+    ++axes;
+  }
+
   void offsets(Index batch, Index* in_offset, Index* out_offset) const {
     *in_offset = *out_offset = 0;
     for (int k = axes - 1; k >= 0; --k) {
@@ -75,12 +84,7 @@ Batch batch_axes(const lab::Permutation& p, int skip_a, int skip_b) {
   Batch batch;
   for (int k = 0; k < p.rank; ++k) {
     const int axis = p.perm[k];
-    if (axis == skip_a || axis == skip_b) continue;
-    batch.extent[batch.axes] = p.shape[axis];
-    batch.in_stride[batch.axes] = p.in_stride(axis);
-    batch.out_stride[batch.axes] = p.out_stride(axis);
-    batch.count *= p.shape[axis];
-    ++batch.axes;
+    if (axis != skip_a && axis != skip_b) batch.add(p, axis);
   }
   return batch;
 }
@@ -564,12 +568,7 @@ void transpose_runs_tiles(const T* in, T* out, const RunsTile& t) {
   Batch batch;
   for (int k = 0; k < q.rank - t.b_axes; ++k) {
     const int axis = q.perm[k];
-    if (axis >= q.rank - t.a_axes) continue;
-    batch.extent[batch.axes] = q.shape[axis];
-    batch.in_stride[batch.axes] = q.in_stride(axis);
-    batch.out_stride[batch.axes] = q.out_stride(axis);
-    batch.count *= q.shape[axis];
-    ++batch.axes;
+    if (axis < q.rank - t.a_axes) batch.add(q, axis);
   }
   // The batch axes ordered by how far a step moves both tiles, the shortest innermost: the tiles
   // one thread moves in turn then share pages, in the input and the output alike. Left in output
@@ -694,18 +693,9 @@ template <class T>
 bool moved_units(const T* in, T* out, const lab::Permutation& p, int axes) {
   constexpr int kRows = 16 / sizeof(T);
   if (Index{sizeof(T)} > kMaxUnitElementBytes || axes == 0) return false;
-  Index unit = 1;
-  for (int a = p.rank - axes; a < p.rank; ++a) unit *= p.shape[a];
-  Batch batch;
-  for (int k = 0; k < p.rank - axes; ++k) {
-    const int axis = p.perm[k];
-    batch.extent[batch.axes] = p.shape[axis];
-    batch.in_stride[batch.axes] = p.in_stride(axis);
-    batch.out_stride[batch.axes] = p.out_stride(axis);
-    batch.count *= p.shape[axis];
-    ++batch.axes;
-  }
-  const Index unit_bytes = unit * Index{sizeof(T)};
+  Batch batch, unit_order;  // the axes outside the unit; the unit's own, in output order
+  for (int k = 0; k < p.rank; ++k) (k < p.rank - axes ? batch : unit_order).add(p, p.perm[k]);
+  const Index unit = unit_order.count, unit_bytes = unit * Index{sizeof(T)};
   if (unit_bytes > kMaxUnitBytes || unit_bytes < 16 || batch.count < kRows) return false;
   // A plane whose sides are whole register blocks (32 x 32 bytes) moves in tiles with no overlap,
   // each element transposed once: there the tiles ran faster than the units' two passes.
@@ -717,19 +707,11 @@ bool moved_units(const T* in, T* out, const lab::Permutation& p, int axes) {
   // gather leaves it.
   std::vector<Index> from(unit);
   std::vector<std::uint32_t> source(unit);
-  {
-    Index index[lab::kMaxPermuteRank] = {}, e = 0;
-    for (Index o = 0; o < unit; ++o) {
-      from[o] = e;
-      source[o] = wide ? gathered_at<T, WideVector>(e, unit) : gathered_at<T, __m128i>(e, unit);
-      for (int k = p.rank - 1; k >= p.rank - axes; --k) {
-        const Index stride = p.in_stride(p.perm[k]), extent = p.out_extent(k);
-        e += stride;
-        if (++index[k] < extent) break;
-        e -= extent * stride;
-        index[k] = 0;
-      }
-    }
+  BatchWalk walk_unit(unit_order, 0);  // output order: walk_unit.out is o
+  for (Index o = 0; o < unit; ++o, walk_unit.next()) {
+    const Index e = walk_unit.in;
+    from[o] = e;
+    source[o] = wide ? gathered_at<T, WideVector>(e, unit) : gathered_at<T, __m128i>(e, unit);
   }
   const Index groups = (batch.count + kRows - 1) / kRows;
 #pragma omp parallel
