@@ -203,12 +203,11 @@ constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;
 // than the bulk tile, and a call keeps the register allocation of the two apart (inlined, ptxas
 // spills in the uint8 kernel for sm_90).
 template <class T, int kGroups>
-__device__ __noinline__ void realign_edge_tile(const T* in, T* out, int rows, int cols) {
-  constexpr int E = sizeof(T), N = VECTOR_BYTES / E;
-  constexpr int TILE_DIM = CHUNKS * N;  // output rows of a tile; 256 bytes of each are its own
+__device__ __noinline__ void realign_edge_tile(const T* in, T* out, int rows, int cols, int tile_r,
+                                               int tile_c) {
+  constexpr int E = sizeof(T), N = VECTOR_BYTES / E;  // CHUNKS * N output rows, 256 bytes each
   extern __shared__ uint4 tile[];
   const int group = threadIdx.x / CHUNKS, chunk = threadIdx.x % CHUNKS;
-  const int tile_r = blockIdx.x * TILE_DIM, tile_c = tile_column(cols, TILE_DIM);
   const int first_row = tile_r + group * N, first_col = tile_c + chunk * N;
   // Only the matrix's first and last vectors can reach outside it: a thread whose vectors all lie
   // inside (all but a few) loads them without checks.
@@ -247,7 +246,7 @@ __device__ __noinline__ void realign_edge_tile(const T* in, T* out, int rows, in
     const auto sector_up = [](Address a) {
       return (a + SECTOR_BYTES - 1) / SECTOR_BYTES * SECTOR_BYTES;
     };
-    const Address begin = blockIdx.x == 0 ? row_start : sector_up(piece);
+    const Address begin = tile_r == 0 ? row_start : sector_up(piece);
     const Address end = min(sector_up(piece + CHUNKS * VECTOR_BYTES), row_end);
     const Address x = begin / VECTOR_BYTES * VECTOR_BYTES + slot * VECTOR_BYTES;
     if (x >= end) continue;
@@ -275,14 +274,41 @@ __device__ __noinline__ void realign_edge_tile(const T* in, T* out, int rows, in
   }
 }
 
-// A bulk block: all the rows it loads (its kGroups groups, and one more row below them, so the
-// second vector of a pair never passes the matrix's end) and all its columns exist, and it is not
-// the first tile of a row (whose output piece starts at the row's start, not at a sector). Depends
-// on blockIdx and the shape only: every thread of a block takes the same path.
+// Which tile a block moves, and whether it is a bulk tile: all the rows it loads (its kGroups
+// groups, and one more row below them, so the second vector of a pair never passes the matrix's
+// end) and all its columns exist, and it is not in the first row of tiles (whose output pieces
+// start at the rows' starts, not at sectors). Edge tiles take about twice a bulk tile's time
+// (H200, uint8: 18 us against 9); in grid order the last of them started in the last wave and ran
+// on alone for 16 us after every bulk tile was done. So the first blocks take the edge tiles (the
+// first row of tiles, the rows at the bottom, then the last, partial column), and the rest take
+// the bulk tiles in v6's order, down the rows first.
+struct TileOfBlock {
+  int tile_r, tile_c;
+  bool bulk;
+};
+
 template <class T, int kGroups>
-__device__ bool bulk_block(int rows, int cols, int tile_r, int tile_c) {
+__device__ TileOfBlock edge_tiles_first(int rows, int cols) {
   constexpr int N = VECTOR_BYTES / sizeof(T), TILE_DIM = CHUNKS * N;
-  return blockIdx.x > 0 && tile_r + kGroups * N < rows && tile_c + TILE_DIM <= cols;
+  const int tiles_r = (rows - 1) / TILE_DIM + 1, tiles_c = (cols - 1) / TILE_DIM + 1;
+  // Bulk tiles: tile rows [1, bulk_rows_end), tile columns [0, bulk_cols).
+  const int below = rows - kGroups * N;  // a bulk tile starts above this row
+  const int bulk_rows_end = max(1, below > 0 ? (below + TILE_DIM - 1) / TILE_DIM : 0);
+  const int bulk_rows = bulk_rows_end - 1, bulk_cols = cols / TILE_DIM;
+  const int edge_rows = 1 + tiles_r - bulk_rows_end;  // the first, and those from bulk_rows_end
+  const int edge_cols = tiles_c - bulk_cols;          // 0, or 1: the partial last column
+  int b = static_cast<int>(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  if (b < edge_rows * tiles_c) {
+    const int r = b % edge_rows;
+    return {(r == 0 ? 0 : bulk_rows_end + r - 1) * TILE_DIM, b / edge_rows * TILE_DIM, false};
+  }
+  b -= edge_rows * tiles_c;
+  if (b < bulk_rows * edge_cols)
+    return {(1 + b % bulk_rows) * TILE_DIM, bulk_cols * TILE_DIM, false};
+  b -= bulk_rows * edge_cols;
+  if (b < bulk_rows * bulk_cols)
+    return {(1 + b % bulk_rows) * TILE_DIM, b / bulk_rows * TILE_DIM, true};
+  return {0, tiles_c * TILE_DIM, false};  // a block past the last tile: every check fails
 }
 
 // The tile of a bulk block, with no bounds to check: rows follow each other by a pointer increment
@@ -346,12 +372,11 @@ __device__ __forceinline__ void realign_bulk_tile(const T* in, T* out, int rows,
 template <class T, int kGroups>
 __global__ void __launch_bounds__(CHUNKS* kGroups, REALIGN_MIN_BLOCKS<T>)
     realign_kernel(const T* in, T* out, int rows, int cols) {
-  constexpr int TILE_DIM = CHUNKS * (VECTOR_BYTES / sizeof(T));
-  const int tile_r = blockIdx.x * TILE_DIM, tile_c = tile_column(cols, TILE_DIM);
-  if (bulk_block<T, kGroups>(rows, cols, tile_r, tile_c))
-    realign_bulk_tile<T, kGroups>(in, out, rows, cols, tile_r, tile_c);
+  const TileOfBlock t = edge_tiles_first<T, kGroups>(rows, cols);  // the block's, for all threads
+  if (t.bulk)
+    realign_bulk_tile<T, kGroups>(in, out, rows, cols, t.tile_r, t.tile_c);
   else
-    realign_edge_tile<T, kGroups>(in, out, rows, cols);
+    realign_edge_tile<T, kGroups>(in, out, rows, cols, t.tile_r, t.tile_c);
 }
 
 // realign_kernel, with the two more groups of the sector cut where the output rows need them.

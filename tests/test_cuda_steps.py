@@ -8,7 +8,7 @@ import pytest
 
 from conftest import (CUDA_STEPS, DTYPES, ELEM_BYTES, EXIT_NO_MEMORY, EXIT_SKIPPED, EXIT_USAGE,
                       binary, gpu_unavailable_reason, run, run_case, skip_unless_memory,
-                      step_variable, supported_dtypes)
+                      step_variable, steps_from_makefile, supported_dtypes)
 
 ODD_SHAPES = [(1, 4099), (4099, 1), (3, 4101), (4101, 7), (37, 4111), (2049, 1025)]
 SMALL_SHAPES = [(1, 1), (31, 33), (1000, 999)]
@@ -245,3 +245,23 @@ def test_v7_variant_all_leaves_tma_out_where_it_cannot_run(needs_gpu, tmp_path):
     assert [row["variant"] for row in read_rows(csv_path)] == ["kernel", "kernel"] + (
         ["tma"] if runs_tma else [])
     assert ("leaves out tma" in done.stderr) != runs_tma
+
+
+# --- The last step's realigning kernel (1- and 2-byte elements whose rows or cols are not whole
+# 16-byte vectors): the first blocks take the edge tiles, the rest the bulk tiles. Shapes where
+# every tile is an edge tile; where the bulk tiles end exactly where a tile's borrowed rows reach
+# the bottom (800 = 2 uint8 tiles + 288 rows) and one row past it; partial last columns; and more
+# than 65535 tile columns (9 x 16777729 uint8: 65539 tiles, the grid's z, one block past the last).
+REALIGN_SHAPES = [(300, 300), (800, 1000), (801, 1000), (8191, 8193), (8193, 8191),
+                  (4097, 4099), (9, 16777729)]
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float16"])
+@pytest.mark.parametrize("rows,cols", REALIGN_SHAPES, ids=lambda v: str(v))
+def test_last_step_realigns_edge_tiles_first_exactly(dtype, rows, cols, needs_gpu):
+    done = run_case(steps_from_makefile("CUDA_STEPS")[-1], [rows, cols, "--dtype", dtype],
+                    typed_cases(["uint8", "float16"], REALIGN_SHAPES), "--reps", 2)
+    assert done.returncode == 0, done.stderr
+    assert f"verified: all {rows * cols} elements" in done.stdout
+    (row,) = done.rows
+    assert row["verified"] == "yes" and (int(row["rows"]), int(row["cols"])) == (rows, cols)
