@@ -41,6 +41,7 @@ struct Decomposition {
   Index rows = 0, cols = 0;  // the whole matrix
   int ranks = 1;             // G
   int chunks = 1;            // K: pieces of each input band, exchanged one after another
+  bool tapered = false;      // chunk sizes 1, 2, 4, ... parts up the middle and back (chunk_weight)
   int elem_bytes = 4;
 
   // On the host and in the peer kernel alike (it is passed to it by value).
@@ -53,8 +54,27 @@ struct Decomposition {
   __host__ __device__ int owner_of_col(Index c) const {
     return static_cast<int>(((c + 1) * ranks - 1) / cols);
   }
+  // Tapered: nothing runs beside the first chunk's transpose (the links wait for it) nor beside
+  // the last chunk's placement (the links are done), so the ends of the pipeline are its smallest
+  // chunks. Chunk i weighs 2^min(i, K-1-i, kTaperSteps): 1, 2, 4, 8, 8, ..., 8, 4, 2, 1.
+  static constexpr int kTaperSteps = 3;
+  // The weight of chunks 0 .. k-1, in closed form (K may be large): rising(k) sums the weights
+  // 2^min(i, kTaperSteps) of the first k chunks; past the middle the falling side mirrors it.
+  Index weight_before(int k) const {
+    if (!tapered) return k;
+    const auto rising = [](Index n) {
+      return n <= kTaperSteps
+                 ? (Index{1} << n) - 1
+                 : (Index{1} << kTaperSteps) - 1 + (n - kTaperSteps) * (Index{1} << kTaperSteps);
+    };
+    const int middle = (chunks + 1) / 2;  // chunks 0 .. middle-1 are on the rising side
+    if (k <= middle) return rising(k);
+    return rising(middle) + rising(chunks - middle) - rising(chunks - k);
+  }
   // Chunk k of rank g: input rows [chunk_begin(g, k), chunk_begin(g, k + 1)) of its band.
-  Index chunk_begin(int g, int k) const { return band_rows(g) * k / chunks; }
+  Index chunk_begin(int g, int k) const {
+    return band_rows(g) * weight_before(k) / weight_before(chunks);
+  }
   Index chunk_rows(int g, int k) const { return chunk_begin(g, k + 1) - chunk_begin(g, k); }
   std::size_t bytes(Index elements) const {
     return static_cast<std::size_t>(elements) * static_cast<std::size_t>(elem_bytes);

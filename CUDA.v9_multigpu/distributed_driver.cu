@@ -60,7 +60,7 @@ constexpr std::size_t kChunkTargetBytes = std::size_t{32} << 20;  // of an input
 constexpr int kMaxDefaultChunks = 16;
 // Each ncclAlltoAll on the copy engines begins and ends with a handshake between the ranks: with
 // symmetric windows fewer, larger chunks (measured on two H200s: README).
-constexpr int kMaxDefaultWindowChunks = 4;
+constexpr int kMaxDefaultWindowChunks = 6;
 constexpr int kMaxCount = 999999;  // the most a count option (--gpus, --chunks, ...) takes
 #ifdef LAB_WITH_MPI
 constexpr int kBusIdBytes = 32;  // a PCI bus id, "0000:1b:00.0", with room to spare
@@ -164,6 +164,7 @@ struct DistributedOptions {
   int gpus = 0;           // 0: not given
   int virtual_ranks = 0;  // 0: not given
   int chunks = 0;         // 0: chosen from the band size
+  bool tapered = true;    // --chunk-sizes tapered (default) or even
   lab::PlacePath place = lab::PlacePath::kKernel;
   int place_blocks = 0;  // 0: not given (a block per placed row)
   lab::NcclBuffers nccl_buffers = lab::NcclBuffers::kPlain;
@@ -177,6 +178,9 @@ const char* const kDistributedUsage =
     "  --virtual-ranks N  test mode: N ranks on one GPU, the exchange done by device copies\n"
     "  --chunks N         pieces of each band, exchanged while the next is transposed "
     "(default: by size)\n"
+    "  --chunk-sizes WAY  tapered (default: the first and last chunks smallest, 1, 2, 4, 8, ..., "
+    "8, 4, 2, 1)\n"
+    "                     or even (every chunk the same size)\n"
     "  --place WAY        kernel (default: the SMs place received blocks) or copy-engine "
     "(2D copies)\n"
     "  --place-blocks N   the placement kernels launch at most N blocks (default: one a row), "
@@ -270,6 +274,12 @@ DistributedOptions take_distributed_options(int* argc, char** argv, const lab::C
       ++i;
       continue;
     }
+    if (arg == "--chunk-sizes") {
+      options.tapered = take_way(spec, arg, value, {"tapered", "even"}) == "tapered";
+      options.nccl_pipeline_given = true;
+      ++i;
+      continue;
+    }
     if (arg == "--place") {
       const bool kernel = take_way(spec, arg, value, {"kernel", "copy-engine"}) == "kernel";
       options.place = kernel ? lab::PlacePath::kKernel : lab::PlacePath::kCopyEngine;
@@ -306,7 +316,8 @@ DistributedOptions take_distributed_options(int* argc, char** argv, const lab::C
     usage_error(spec, "--gpus and --virtual-ranks exclude each other");
   if (options.exchange == lab::Exchange::kPeer && options.nccl_pipeline_given)
     usage_error(spec,
-                "--chunks, --place, --place-blocks and --nccl-buffers shape the NCCL exchange; "
+                "--chunks, --chunk-sizes, --place, --place-blocks and --nccl-buffers shape the "
+                "NCCL exchange; "
                 "--exchange peer has none of them");
   if (options.place == lab::PlacePath::kCopyEngine && options.place_blocks != 0)
     usage_error(spec, "--place-blocks sizes the placement kernels; --place copy-engine has none");
@@ -1164,6 +1175,11 @@ SingleGpu time_single_gpu(int device, const lab::Options& options) {
   return result;
 }
 
+// "16 chunks" or "6 tapered chunks", in the CSV's launch and the report.
+std::string chunk_count(const Decomposition& plan) {
+  return std::to_string(plan.chunks) + (plan.tapered ? " tapered" : "") + " chunks";
+}
+
 std::string placed_by(const Team& team) {
   if (team.place == lab::PlacePath::kCopyEngine) return "placed by 2D copies";
   return "placed by the SMs" + (team.place_blocks > 0
@@ -1286,12 +1302,12 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
     lab::Measurement m =
         lab::step_measurement(variant, properties.name, dtype, plan.rows, plan.cols);
     m.threads = lab::threads_launched(team.local[0].shape);
-    m.launch = std::to_string(plan.ranks) +
-               (peer ? " bands, peer writes, "
-                     : " bands x " + std::to_string(plan.chunks) + " chunks, " +
-                           buffer_way(team.nccl_buffers).launch +
-                           (plan.ranks > 1 ? placed_by(team) + ", " : std::string())) +
-               lab::describe_launch(team.local[0].shape);
+    m.launch =
+        std::to_string(plan.ranks) +
+        (peer ? " bands, peer writes, "
+              : " bands x " + chunk_count(plan) + ", " + buffer_way(team.nccl_buffers).launch +
+                    (plan.ranks > 1 ? placed_by(team) + ", " : std::string())) +
+        lab::describe_launch(team.local[0].shape);
     m.reps = options.reps;
     m.median_ms = median_ms;
     m.e2e_ms = -1;  // the data lives on the GPUs: there is no host round trip to time
@@ -1324,7 +1340,7 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
         "bands    " + std::to_string(plan.ranks) + " ranks, input bands of " +
             std::to_string(min_rows) + " to " + std::to_string(max_rows) + " rows, " +
             (peer ? peer_writes(team)
-                  : std::to_string(plan.chunks) + " chunk(s) each" +
+                  : chunk_count(plan) + " each" +
                         (plan.ranks > 1 ? ", " + placed_by(team) : std::string()) + "; kernel " +
                         STEP_KERNEL_NAME + ": " + kReusedKernelSummary),
         "exchange algbw " + figure("%.1f", algbw(median_ms)) + " GB/s, busbw " +
@@ -1523,6 +1539,7 @@ int main(int argc, char** argv) {
   team.plan.chunks = !pipelined ? 1 : distributed.chunks != 0 ? distributed.chunks : 1;
   if (pipelined && distributed.chunks == 0)
     team.plan.chunks = default_chunks(team.plan, team.nccl_buffers);
+  team.plan.tapered = team.plan.chunks > 2 && distributed.tapered;
   if (team.exchange == lab::Exchange::kPeer) variant += " peer";
 
   const int code = lab::with_storage_type(options.dtype->bytes, [&](auto element) {

@@ -77,7 +77,8 @@ BAD_ARGS = [["--gpus", "0"], ["--gpus", "x"], ["--gpus", "-1"], ["--gpus"], ["--
             ["--nccl-buffers", "foo"], ["--nccl-buffers"], ["--nccl-buffers", "Registered"],
             ["--exchange", "peer", "--nccl-buffers", "registered"],
             ["--exchange", "peer", "--place-blocks", "4"],
-            ["--place", "copy-engine", "--place-blocks", "4"]]
+            ["--place", "copy-engine", "--place-blocks", "4"], ["--chunk-sizes", "odd"],
+            ["--chunk-sizes"], ["--exchange", "peer", "--chunk-sizes", "even"]]
 
 
 @pytest.mark.parametrize("args", BAD_ARGS, ids=" ".join)
@@ -98,6 +99,8 @@ def test_bad_input_exits_2_without_a_gpu_too(args, step_built):
     (["--exchange", "peer", "--place-blocks", "4"], "--exchange peer has none of them"),
     (["--nccl-buffers", "foo"], "--nccl-buffers takes plain, registered or windows, got 'foo'"),
     (["--place-blocks", "0"], "--place-blocks must be at least 1, got '0'"),
+    (["--chunk-sizes", "odd"], "--chunk-sizes takes tapered or even, got 'odd'"),
+    (["--chunk-sizes", "even", "--exchange", "peer"], "--exchange peer has none of them"),
     (["--place", "copy-engine", "--place-blocks", "4"], "--place copy-engine has none"),
 ], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
 def test_a_bad_exchange_is_refused_in_words(args, words, step_built):
@@ -109,8 +112,8 @@ def test_a_bad_exchange_is_refused_in_words(args, words, step_built):
 def test_help_names_the_distributed_options(step_built):
     done = run(STEP, "--help")
     assert done.returncode == 0
-    for flag in ("--gpus", "--virtual-ranks", "--chunks", "--exchange", "--dtype",
-                 "--place-blocks", "--nccl-buffers"):
+    for flag in ("--gpus", "--virtual-ranks", "--chunks", "--chunk-sizes", "--exchange",
+                 "--dtype", "--place-blocks", "--nccl-buffers"):
         assert flag in done.stdout
     exchange = next(line for line in done.stdout.splitlines() if "--exchange" in line)
     assert "nccl" in exchange and "peer" in exchange
@@ -195,9 +198,9 @@ EXCHANGE_OPTIONS = [["--nccl-buffers", "registered"], ["--place-blocks", "3"],
 REGISTRATION_FALLBACK = "plain buffers"
 
 
-def check_exchange_options(done, row, options, virtual):
+def check_exchange_options(done, row, options, virtual, placed=True):
     """The launch text and header name what ran: registered buffers or windows where they were,
-    and the placement's block budget."""
+    and the placement's block budget where blocks are placed (not by one rank alone)."""
     way = options[options.index("--nccl-buffers") + 1] if "--nccl-buffers" in options else None
     if way and virtual:
         assert done.stderr.count(f"--nccl-buffers {way}") == 1
@@ -212,7 +215,9 @@ def check_exchange_options(done, row, options, virtual):
     elif way != "windows" or virtual:
         assert "registered NCCL buffers" not in row["launch"]
         assert "symmetric NCCL windows" not in row["launch"]
-    if "--place-blocks" in options:
+    if not placed:
+        assert "placed by" not in row["launch"]
+    elif "--place-blocks" in options:
         blocks = options[options.index("--place-blocks") + 1]
         assert f"placed by the SMs in at most {blocks} blocks" in row["launch"]
         assert f"in at most {blocks} blocks" in done.stdout
@@ -228,11 +233,11 @@ def test_exchange_options_are_exact_on_virtual_ranks(dtype, options, gpu_here, t
 
 @pytest.mark.parametrize("options", EXCHANGE_OPTIONS, ids=" ".join)
 def test_exchange_options_on_one_gpu(options, gpu_here, tmp_path):
-    # One rank exchanges nothing, but its ceiling still sends its band to itself through NCCL,
-    # from registered buffers when asked.
+    # One rank exchanges and places nothing, but its ceiling still sends its band to itself
+    # through NCCL, from registered buffers when asked.
     done, row = run_verified(tmp_path, (1000, 999), "float32", "--gpus", 1, *options)
     assert row["variant"] == "gpus=1 single-process"
-    check_exchange_options(done, row, options, virtual=False)
+    check_exchange_options(done, row, options, virtual=False, placed=False)
 
 
 def test_windows_need_blocks_of_one_size(two_gpus, tmp_path):
@@ -253,6 +258,18 @@ def test_chunk_counts_and_empty_chunks(ranks, chunks, gpu_here):
     done = run(STEP, 37, 4111, "--virtual-ranks", ranks, *extra, "--dtype", "uint8", "--reps", 1)
     assert done.returncode == 0, done.stderr
     assert "verified bitwise" in done.stdout
+
+
+@pytest.mark.parametrize("sizes", ["tapered", "even"])
+@pytest.mark.parametrize("ranks,chunks", [(3, 9), (2, 4), (5, 3), (8, 40)])
+def test_tapered_and_even_chunks_cover_every_row(ranks, chunks, sizes, gpu_here):
+    # Tapered chunks of 9 (weights 1 2 4 8 8 8 4 2 1) split 1301-row bands unevenly; 40 chunks of
+    # 37 rows over 8 ranks leave most chunks empty. The launch names what ran.
+    done = run(STEP, 1301 if ranks < 8 else 37, 777, "--virtual-ranks", ranks, "--chunks", chunks,
+               "--chunk-sizes", sizes, "--dtype", "float16", "--reps", 1)
+    assert done.returncode == 0, done.stderr
+    assert "verified bitwise" in done.stdout
+    assert f"{chunks} {'tapered ' if sizes == 'tapered' else ''}chunks" in done.stdout
 
 
 def test_nvls_is_off_unless_the_user_sets_it(gpu_here):
