@@ -41,7 +41,7 @@ struct Decomposition {
   Index rows = 0, cols = 0;  // the whole matrix
   int ranks = 1;             // G
   int chunks = 1;            // K: pieces of each input band, exchanged one after another
-  bool tapered = false;      // chunk sizes 1, 2, 4, ... parts up the middle and back (chunk_weight)
+  bool tapered = false;      // chunks of 1, 2, 4, 8, ..., 8, 4, 2, 1 parts (weight_before)
   int elem_bytes = 4;
 
   // On the host and in the peer kernel alike (it is passed to it by value).
