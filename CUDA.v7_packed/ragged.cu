@@ -4,19 +4,21 @@
 // (launch_transpose, at the end, picks the kernel; a 1 x N or N x 1 matrix, its own transpose
 // byte for byte, it copies, and a matrix of a few rows or columns goes through thin_kernel); they
 // are beyond the lesson, not in the exercise:
-// - 4-, 8- and 16-byte elements: v6's kernel (element accesses are already 4 to 16 bytes a thread,
-//   whole sectors a warp; 16-byte vectors would only add a realignment), with each output row cut
-//   where its own 32-byte sectors begin (sector_kernel) when rows splits them.
-// - 1- and 2-byte elements: the packed kernel, with each row realigned on its way in and out
+// - 16-byte elements: v6's kernel (N = 1: nothing to pack, and a 16-byte element is aligned
+//   wherever it starts), with each output row cut where its own 32-byte sectors begin
+//   (sector_kernel) when rows splits them.
+// - 1- to 8-byte elements: the packed kernel, with each row realigned on its way in and out
 //   (realign_kernel): 16-byte accesses despite the misalignment. Only the blocks at the matrix's
-//   edges check their accesses.
+//   edges check their accesses. 4- and 8-byte elements took v6's kernel while every tile was
+//   checked; since the edge blocks were split off the realigned kernel is 1 to 5 points of the
+//   copy faster for them (make probes: v7_sector_kernel_4_to_8_bytes measures v6's way again).
 #include <cstddef>
 
 #include "../common/vector_copy.cuh"  // lab::launch_vector_copy: 1 x N and N x 1 matrices
 
 constexpr int SECTOR_BYTES = 32;  // DRAM and L2 move whole 32-byte sectors
 
-// ---- 4-, 8- and 16-byte elements: v6_locality's kernel and launcher, linked, not copied ----
+// ---- 16-byte elements: v6_locality's kernel and launcher, linked, not copied ----
 // Under names of their own: transpose_kernel and launch_transpose are this step's packed ones.
 #define transpose_kernel element_kernel
 #define launch_transpose launch_elements
@@ -27,10 +29,10 @@ constexpr int SECTOR_BYTES = 32;  // DRAM and L2 move whole 32-byte sectors
 #undef kStepSummary
 
 // Whole-sector writes. Output row k starts at element k * rows, on a 32-byte sector only when rows
-// is a multiple of a sector's elements (8 floats). Otherwise a tile edge of v6 (a multiple of 64)
-// splits a sector between two blocks, and a sector that reaches DRAM partly written costs a read
-// too. So each output row is cut where ITS sectors begin: this block writes the row's columns
-// tile_r + shift to tile_r + 64 + shift, shift 0..7 for that row (the first block from column 0).
+// is a multiple of a sector's elements (2 complex128). Otherwise a tile edge of v6 (a multiple of
+// 64) splits a sector between two blocks, and a sector that reaches DRAM partly written costs a
+// read too. So each output row is cut where ITS sectors begin: this block writes the row's columns
+// tile_r + shift to tile_r + 64 + shift, shift 0 or 1 for that row (the first block from column 0).
 // That takes up to a sector's worth of the next tile's input rows: EXTRA_ROWS more rows in the
 // tile, mostly L2 hits, since the block below (dispatched next, as in v6) loads them too.
 // Otherwise the kernel is v6's: the same tile, block, grid and load.
@@ -80,7 +82,7 @@ LaunchShape launch_sectors(const T* in, T* out, int rows, int cols, cudaStream_t
   return {grid, block};
 }
 
-// ---- 1- and 2-byte elements: 16-byte accesses on misaligned rows ----
+// ---- 1- to 8-byte elements: 16-byte accesses on misaligned rows ----
 // The wide accesses stay aligned; the data is moved to fit them, in registers:
 // - In: the 16 bytes a thread wants from an input row straddle two aligned vectors. It loads both
 //   (the second is its neighbour's first: L1 or L2 serves it, not DRAM) and shifts the pair by
@@ -189,7 +191,7 @@ __device__ int realign_cell(int out_row_local, int g) {
   return out_row_local * kGroups + out_row_local / N + g;
 }
 
-// At least two blocks an SM, one loading while the other stores; three for 2-byte elements, whose
+// At least two blocks an SM, one loading while the other stores; three for wider elements, whose
 // smaller tile leaves room for them (measured on an H200 at 8191 x 8193 when every tile was still
 // checked, float16: 80.4% of the copy at three, 75.9% at two; with the edge tiles first, uint8
 // drops from 78.6% to 66.7% at three, the bulk tile's registers squeezed; the v7_realign_* probes
@@ -457,7 +459,7 @@ LaunchShape launch_transpose(const T* in, T* out, int rows, int cols, cudaStream
       return launch_packed(in, out, rows, cols, stream);
   }
   if (rows < THIN_EXTENT || cols < THIN_EXTENT) return launch_thin(in, out, rows, cols, stream);
-  if constexpr (sizeof(T) >= 4)
+  if constexpr (sizeof(T) == VECTOR_BYTES)
     return launch_sectors(in, out, rows, cols, stream);
   else
     return launch_realigned(in, out, rows, cols, stream);

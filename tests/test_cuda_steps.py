@@ -247,7 +247,7 @@ def test_v7_variant_all_leaves_tma_out_where_it_cannot_run(needs_gpu, tmp_path):
     assert ("leaves out tma" in done.stderr) != runs_tma
 
 
-# --- The last step's realigning kernel (1- and 2-byte elements whose rows or cols are not whole
+# --- The last step's realigning kernel (1- to 8-byte elements whose rows or cols are not whole
 # 16-byte vectors): the first blocks take the edge tiles, the rest the bulk tiles. Shapes where
 # every tile is an edge tile; where the bulk tiles end exactly where a tile's borrowed rows reach
 # the bottom (800 = 2 uint8 tiles + 288 rows) and one row past it; partial last columns; and more
@@ -256,11 +256,14 @@ REALIGN_SHAPES = [(300, 300), (800, 1000), (801, 1000), (8191, 8193), (8193, 819
                   (4097, 4099), (9, 16777729)]
 
 
-@pytest.mark.parametrize("dtype", ["uint8", "float16"])
+REALIGN_DTYPES = ["uint8", "float16", "float32", "float64"]
+
+
+@pytest.mark.parametrize("dtype", REALIGN_DTYPES)
 @pytest.mark.parametrize("rows,cols", REALIGN_SHAPES, ids=lambda v: str(v))
 def test_last_step_realigns_edge_tiles_first_exactly(dtype, rows, cols, needs_gpu):
     done = run_case(steps_from_makefile("CUDA_STEPS")[-1], [rows, cols, "--dtype", dtype],
-                    typed_cases(["uint8", "float16"], REALIGN_SHAPES), "--reps", 2)
+                    typed_cases(REALIGN_DTYPES, REALIGN_SHAPES), "--reps", 2)
     assert done.returncode == 0, done.stderr
     assert f"verified: all {rows * cols} elements" in done.stdout
     (row,) = done.rows

@@ -19,11 +19,11 @@ REFUSED = [
     ("CUDA.v1", 1, INT_MAX, 1, ["int indices below 2^31", "at most 2147483392 cols"]),
     ("CUDA.v2", 1, INT_MAX, 1, ["int indices below 2^31", "at most 2147483616 cols"]),
     # The last step: its thin path (fewer than 8 rows; 1 x N is a copy), its realigning path (1-
-    # and 2-byte elements) and v6's launcher, which it links for ragged shapes of 4 bytes and more;
+    # to 8-byte elements) and v6's launcher, which it links for ragged shapes of 16-byte elements;
     # it names no other step.
     (LAST_STEP, 2, INT_MAX, 1, ["int indices below 2^31", "cols"]),
     (LAST_STEP, 8, INT_MAX, 1, ["int indices below 2^31", "cols"]),
-    (LAST_STEP, 9, 4200000, 4, ["grid y of 65535 blocks", "at most 4194240 cols"]),
+    (LAST_STEP, 9, 2100000, 16, ["grid y of 65535 blocks", "at most 2097120 cols"]),
 ]
 
 

@@ -43,9 +43,9 @@ class Probe:
 # The probes behind CUDA.v7_packed's constants for shapes that are not 16-byte aligned (its
 # README, "Below the targets").
 PROBES = [
-    Probe("v7_realign_every_size", "CUDA.v7_packed", "  if constexpr (sizeof(T) >= 4)",
-          "  if constexpr (sizeof(T) >= 16)",
-          "the realigned 16-byte kernel for 4- and 8-byte elements too, not v6's kernel",
+    Probe("v7_sector_kernel_4_to_8_bytes", "CUDA.v7_packed",
+          "  if constexpr (sizeof(T) == VECTOR_BYTES)", "  if constexpr (sizeof(T) >= 4)",
+          "v6's kernel with the sector cut for 4- and 8-byte elements, not the realigned one",
           "ragged.cu"),
     Probe("v7_realign_3_blocks_uint8", "CUDA.v7_packed",
           "constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;",
@@ -54,11 +54,11 @@ PROBES = [
     Probe("v7_realign_2_blocks", "CUDA.v7_packed",
           "constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;",
           "constexpr int REALIGN_MIN_BLOCKS = 2;",
-          "the realigned kernel at 2 blocks an SM for 2-byte elements too (as before)", "ragged.cu"),
+          "the realigned kernel at 2 blocks an SM for 2- to 8-byte elements too", "ragged.cu"),
     Probe("v7_realign_4_blocks_2byte", "CUDA.v7_packed",
           "constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;",
           "constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 4;",
-          "the realigned kernel at 4 blocks an SM for 2-byte elements", "ragged.cu"),
+          "the realigned kernel at 4 blocks an SM for 2- to 8-byte elements", "ragged.cu"),
 ]
 
 
