@@ -46,8 +46,8 @@ constexpr Index kTileElements = kTile<T>* kTile<T>;
 // Bytes along each side of a buffered tile (move_tile_buffered), whatever the element: its input
 // rows, and its output rows, lie far apart in memory, and each is read or written as one run of
 // this many bytes. Runs of 128 bytes (a square L1 tile of bytes) made a 512^3 uint8 reversal
-// take about 1.4 times as long; the tile of bytes (64 KiB, and as much again for its transposed
-// rows) then moves through L2, which costs less than the shorter runs.
+// slower (docs/results/h100/buffered_tiles.csv); the tile of bytes (64 KiB, and as much again for
+// its transposed rows) then moves through L2, which costs less than the shorter runs.
 constexpr Index kBufferedRunBytes = 256;
 template <class T>
 constexpr Index kBufferedTile = std::max<Index>(kTile<T>, kBufferedRunBytes / sizeof(T));
