@@ -64,7 +64,7 @@ __device__ void load_block(const T* at, lab::Index pitch, std::uint32_t (&w)[N][
 // it stores. Two blocks (at most 128 registers) took uint8 NCHW to NHWC from 80% to 88% of the
 // copy on an H200 and from 88% to 95% on an H100, the 512^3 reversal from 85% to 92% on the H200
 // (93% before and after on the H100); float16, held to 64 or 80 registers, spilled and lost, so
-// wider elements keep what the compiler gives them (about 100 registers for float16).
+// wider elements keep what the compiler gives them (tile_bounds.csv in docs/results/h100, h200).
 template <class T>
 constexpr int TILE_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 1;
 
