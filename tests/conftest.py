@@ -141,6 +141,9 @@ def run_case(step, case, batch, *common, threads=None):
     return results[words(case)]
 
 
+NO_STEP_BUILT = "no CUDA step is built (nvcc not found?)"
+
+
 @functools.lru_cache(maxsize=None)
 def gpu_unavailable_reason():
     """None when the CUDA steps can run here, else why not: one reason for every GPU test, so the
@@ -149,9 +152,15 @@ def gpu_unavailable_reason():
     built = [step for step in CUDA_STEPS + PIPELINE_STEPS + PERMUTE_CUDA_STEPS
              if binary(step).exists()]
     if not built:
-        return "no CUDA step is built (nvcc not found?)" if nvidia_smi_lists_a_gpu() else NO_GPU
+        return NO_STEP_BUILT if nvidia_smi_lists_a_gpu() else NO_GPU
     done = run(built[0], 1, 1, "--reps", 1)
     return skip_reason(done.stderr) if done.returncode == EXIT_SKIPPED else None
+
+
+def gpu_is_here():
+    """Whether the CUDA programs find a GPU: a built step says, else nvidia-smi (a checkout that
+    built only the step under test has a GPU all the same, and its no-GPU path is not taken)."""
+    return gpu_unavailable_reason() in (None, NO_STEP_BUILT)
 
 
 @pytest.fixture

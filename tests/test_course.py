@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import CPU_STEPS, CUDA_STEPS, EXIT_SKIPPED, ROOT, gpu_unavailable_reason
+from conftest import CPU_STEPS, CUDA_STEPS, EXIT_SKIPPED, ROOT, gpu_is_here
 
 from transpose_lab import exercises, grader
 
@@ -153,7 +153,7 @@ def test_make_help_lists_exercises_and_check():
 def test_check_without_a_gpu_says_skipped_in_one_line(generated):
     if not has_nvcc():
         pytest.skip("nvcc not found")
-    if gpu_unavailable_reason() is None:
+    if gpu_is_here():
         pytest.skip("a GPU is here: the no-GPU path is not taken")
     step = CUDA_STEPS[0]
     done = python_module("transpose_lab.grader", step, "--cuda-arch", CUDA_ARCH)

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import EXIT_SKIPPED, EXIT_USAGE, binary, gpu_unavailable_reason, run
+from conftest import EXIT_SKIPPED, EXIT_USAGE, binary, gpu_is_here, run
 from test_multigpu_step import STEP, gpu_here, step_built, two_gpus  # noqa: F401 (fixtures)
 from transpose_lab.lab import EXIT_FAILED, MAX_WARMUP_MS, WARMUP_VARIABLE
 
@@ -71,7 +71,7 @@ def test_a_bad_fault_is_one_line_and_2_without_a_gpu_too(value, step_built):
 
 
 def test_a_good_fault_passes_the_check(step_built):
-    if gpu_unavailable_reason() is None:
+    if gpu_is_here():
         pytest.skip("a GPU is here: the run would go on and die (the GPU tests below)")
     done = run(STEP, *SHAPE, "--virtual-ranks", 2, "--reps", REPS,
                env_extra={DIE_VARIABLE: f"1:{REPS - 1}"})

@@ -14,7 +14,8 @@ import sys
 import pytest
 
 from conftest import (run_case, DTYPES, EXIT_NO_MEMORY, EXIT_SKIPPED, EXIT_USAGE, PERMUTE_CUDA_STEPS,
-                      ROOT, binary, gpu_unavailable_reason, run, steps_from_makefile)
+                      ROOT, binary, gpu_is_here, gpu_unavailable_reason, run,
+                      steps_from_makefile)
 from transpose_lab import permute_cases
 
 PERMUTE_STEPS = steps_from_makefile("PERMUTE_STEPS")
@@ -355,7 +356,7 @@ def test_gpu_steps_on_random_shapes(step, shape, perm, dtype, needs_gpu):
 def test_gpu_steps_without_a_gpu_say_so_in_one_line(step):
     if not binary(step).exists():
         pytest.skip(f"{step} is not built (no nvcc?)")
-    if gpu_unavailable_reason() is None:
+    if gpu_is_here():
         pytest.skip("a GPU is here")
     done = run(step, "--shape", "3,4", "--perm", "1,0")
     assert done.returncode == EXIT_SKIPPED
