@@ -91,11 +91,13 @@ struct Layout {
   // Rows not a multiple of a line, with streaming stores (transpose_tile_sheared): each band also
   // reads the next band's first line of rows, so it is taller, to read those rows again less
   // often: eight lines of each output row, so 1/8 more reads (floats: 128 rows, 8-byte elements
-  // 64, 16-byte 32), and at most 128 rows (bytes: 1/2 more). Not taller for the wide elements:
-  // each step reads a vector from every row of the band, one line fetched ahead in each, and 128
-  // rows of 16-byte elements took twice the time of 32 (8191 x 8193, one thread, AMD EPYC).
+  // 64, 16-byte 32), and at most 256 rows (2-byte: 1/8 more, bytes: 1/4). Not taller for the wide
+  // elements: each step reads a vector from every row of the band, one line fetched ahead in
+  // each, and 128 rows of 16-byte elements took twice the time of 32 (8191 x 8193, one thread,
+  // AMD EPYC). Bytes and 2-byte elements ran faster at 256 rows than at 128 there (their rows,
+  // 8193 elements apart, spread over the cache sets), though the two stages then fill 40 KiB.
   static constexpr int kShearedBandRows =
-      std::max<int>(kBandRows, std::min<int>(128, 8 * 64 / sizeof(T)));
+      std::max<int>(kBandRows, std::min<int>(256, 8 * 64 / sizeof(T)));
   static constexpr int kPrefetchElements = kPrefetchFloats * sizeof(float) / sizeof(T);
   static_assert(kBandRows % kBlockRows == 0 && sizeof(T) % kLaneBytes == 0);
   // A step that fetches its input ahead has a next step: its output lines are in the matrix.
