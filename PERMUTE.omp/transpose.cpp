@@ -479,6 +479,9 @@ void transpose_tiles(const T* in, T* out, const lab::Permutation& p) {
 // pairs (192 bytes: whole lines) rather than not at all.
 template <class T>
 constexpr Index kMaxRunsSide = 2 * kTile<T>;
+// The length a split axis brings a side to: four lines, as float32's square tiles have. To a
+// square tile's side (128 bytes of float16), the 6-d float16 case ran slower.
+constexpr Index kRunsSideBytes = 256;
 
 // p with input axis x split in two neighbours: (extent / inner, inner), in both orders.
 lab::Permutation split_axis(const lab::Permutation& p, int x, Index inner) {
@@ -498,8 +501,8 @@ lab::Permutation split_axis(const lab::Permutation& p, int x, Index inner) {
 
 // How much of an axis of `extent` elements joins a side of `side`: all of it where the side stays
 // within kMaxRunsSide (256 x 256 bytes of the 6-d case, past L1: its longer runs still won over
-// tiles of 128 x 128); else the smallest divisor of the extent that brings the side to kTile, or
-// the largest that keeps it under; 1 for none.
+// tiles of 128 x 128); else the smallest divisor of the extent that brings the side to
+// kRunsSideBytes, or the largest that keeps it under; 1 for none.
 template <class T>
 Index joining_part(Index side, Index extent) {
   if (side * extent <= kMaxRunsSide<T>) return extent;
@@ -507,7 +510,7 @@ Index joining_part(Index side, Index extent) {
   for (Index k = 2; side * k <= kMaxRunsSide<T>; ++k) {
     if (extent % k != 0) continue;
     part = k;
-    if (side * k >= kTile<T>) break;
+    if (side * k * Index{sizeof(T)} >= kRunsSideBytes) break;
   }
   return part;
 }
