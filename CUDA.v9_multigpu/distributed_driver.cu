@@ -317,8 +317,7 @@ DistributedOptions take_distributed_options(int* argc, char** argv, const lab::C
   if (options.exchange == lab::Exchange::kPeer && options.nccl_pipeline_given)
     usage_error(spec,
                 "--chunks, --chunk-sizes, --place, --place-blocks and --nccl-buffers shape the "
-                "NCCL exchange; "
-                "--exchange peer has none of them");
+                "NCCL exchange; --exchange peer has none of them");
   if (options.place == lab::PlacePath::kCopyEngine && options.place_blocks != 0)
     usage_error(spec, "--place-blocks sizes the placement kernels; --place copy-engine has none");
   return options;

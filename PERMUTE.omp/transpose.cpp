@@ -43,14 +43,16 @@ constexpr Index kTile = sizeof(T) == 1   ? 128
                                          : 32;
 template <class T>
 constexpr Index kTileElements = kTile<T>* kTile<T>;
-// Bytes along each side of a buffered tile (move_tile_buffered), whatever the element: its input
-// rows, and its output rows, lie far apart in memory, and each is read or written as one run of
-// this many bytes. Runs of 128 bytes (a square L1 tile of bytes) made a 512^3 uint8 reversal
-// slower (docs/results/h100/buffered_tiles.csv); the tile of bytes (64 KiB, and as much again for
-// its transposed rows) then moves through L2, which costs less than the shorter runs.
-constexpr Index kBufferedRunBytes = 256;
+// A long run: four lines, what float32's square tile reads of each row. Where a tile's rows lie
+// far apart in memory, each is read or written as a run of at least this many bytes, whatever the
+// element: the buffered tile's sides (move_tile_buffered; runs of 128 bytes, a square L1 tile of
+// bytes, made a 512^3 uint8 reversal slower: docs/results/h100/buffered_tiles.csv, though the tile
+// of bytes, 64 KiB and as much again for its transposed rows, then moves through L2), and the
+// side a split axis brings a tile of runs to (joining_part; the 6-d float16 case ran slower at a
+// square tile's 128 bytes).
+constexpr Index kLongRunBytes = 256;
 template <class T>
-constexpr Index kBufferedTile = std::max<Index>(kTile<T>, kBufferedRunBytes / sizeof(T));
+constexpr Index kBufferedTile = std::max<Index>(kTile<T>, kLongRunBytes / sizeof(T));
 // A cache line: the unit memory is read and written in.
 constexpr Index kLineBytes = 64;
 // An L1 of 32 KiB in 8 ways repeats its sets every 4 KiB: input rows a multiple of this apart all
@@ -479,9 +481,6 @@ void transpose_tiles(const T* in, T* out, const lab::Permutation& p) {
 // pairs (192 bytes: whole lines) rather than not at all.
 template <class T>
 constexpr Index kMaxRunsSide = 2 * kTile<T>;
-// The length a split axis brings a side to: four lines, as float32's square tiles have. To a
-// square tile's side (128 bytes of float16), the 6-d float16 case ran slower.
-constexpr Index kRunsSideBytes = 256;
 
 // p with input axis x split in two neighbours: (extent / inner, inner), in both orders.
 lab::Permutation split_axis(const lab::Permutation& p, int x, Index inner) {
@@ -502,7 +501,7 @@ lab::Permutation split_axis(const lab::Permutation& p, int x, Index inner) {
 // How much of an axis of `extent` elements joins a side of `side`: all of it where the side stays
 // within kMaxRunsSide (256 x 256 bytes of the 6-d case, past L1: its longer runs still won over
 // tiles of 128 x 128); else the smallest divisor of the extent that brings the side to
-// kRunsSideBytes, or the largest that keeps it under; 1 for none.
+// kLongRunBytes, or the largest that keeps it under; 1 for none.
 template <class T>
 Index joining_part(Index side, Index extent) {
   if (side * extent <= kMaxRunsSide<T>) return extent;
@@ -510,7 +509,7 @@ Index joining_part(Index side, Index extent) {
   for (Index k = 2; side * k <= kMaxRunsSide<T>; ++k) {
     if (extent % k != 0) continue;
     part = k;
-    if (side * k * Index{sizeof(T)} >= kRunsSideBytes) break;
+    if (side * k * Index{sizeof(T)} >= kLongRunBytes) break;
   }
   return part;
 }

@@ -254,8 +254,6 @@ def test_v7_variant_all_leaves_tma_out_where_it_cannot_run(needs_gpu, tmp_path):
 # than 65535 tile columns (9 x 16777729 uint8: 65539 tiles, the grid's z, one block past the last).
 REALIGN_SHAPES = [(300, 300), (800, 1000), (801, 1000), (8191, 8193), (8193, 8191),
                   (4097, 4099), (9, 16777729)]
-
-
 REALIGN_DTYPES = ["uint8", "float16", "float32", "float64"]
 
 
