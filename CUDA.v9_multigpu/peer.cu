@@ -25,8 +25,13 @@ namespace {
 constexpr int TILE_COLS = 32;     // input columns a tile: a warp's loads, an element a lane
 constexpr int TILE_VECTORS = 32;  // 16-byte vectors of each output row a tile: a warp's stores
 constexpr int WARPS = 8;
-constexpr int MIN_BLOCKS = 4;  // a SM: at most 64 registers a thread, many stores in flight
 constexpr int VECTOR_BYTES = sizeof(uint4);  // the widest load or store a thread makes
+// Blocks an SM. Elements under 16 bytes gather N of them a store, and at two blocks an SM (up to
+// 128 registers a thread) the compiler keeps more of those loads in flight: float32 goes from 95
+// to 100% of the all-to-all on two H200s and from 89-91 to 98% on four (peer_blocks.csv in
+// docs/results/h200x4). complex128 (one load a store) keeps four: at two it lost on four GPUs.
+template <class T>
+constexpr int MIN_BLOCKS = sizeof(T) < VECTOR_BYTES ? 2 : 4;
 
 template <class T>
 union Vector {  // N elements of one output row, stored as one 16-byte word where aligned
@@ -55,7 +60,7 @@ struct TileOrder {
 // column c) is row c - col_begin(owner) of bands[owner], whose rows hold `rows` elements; input row
 // r of the band is column row_begin(me) + r there.
 template <class T>
-__global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
+__global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS<T>)
     peer_transpose_kernel(const T* in, T* const* bands, TileOrder order) {
   constexpr int N = VECTOR_BYTES / sizeof(T);
   constexpr int TILE_ROWS = TILE_VECTORS * N;
