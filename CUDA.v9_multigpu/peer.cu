@@ -26,10 +26,10 @@ constexpr int TILE_COLS = 32;     // input columns a tile: a warp's loads, an el
 constexpr int TILE_VECTORS = 32;  // 16-byte vectors of each output row a tile: a warp's stores
 constexpr int WARPS = 8;
 constexpr int VECTOR_BYTES = sizeof(uint4);  // the widest load or store a thread makes
-// Blocks an SM. Elements under 16 bytes gather N of them a store, and at two blocks an SM (up to
-// 128 registers a thread) the compiler keeps more of those loads in flight: float32 goes from 95
-// to 100% of the all-to-all on two H200s and from 89-91 to 98% on four (peer_blocks.csv in
-// docs/results/h200x4). complex128 (one load a store) keeps four: at two it lost on four GPUs.
+// Blocks an SM. Elements under 16 bytes gather N of them a store; at two blocks an SM (up to 128
+// registers a thread, against 64 at four) float32's peer writes go from 95 to 100% of the
+// all-to-all on two H200s and from 89-91 to 98% on four (peer_blocks.csv in docs/results/h200x4).
+// complex128 (one load a store) keeps four: at two it lost on four GPUs.
 template <class T>
 constexpr int MIN_BLOCKS = sizeof(T) < VECTOR_BYTES ? 2 : 4;
 
