@@ -404,21 +404,124 @@ LaunchShape launch_realigned(const T* in, T* out, int rows, int cols, cudaStream
 
 // ---- Thin matrices: fewer than THIN_EXTENT rows or columns ----
 // A tile is 256 bytes of 16 N rows: with 3 rows, most of every tile is empty, and each block of a
-// kernel built to move 64 KiB moves 768 bytes. A thin matrix needs no tile. Each thread takes one
-// index t along the long axis and the few elements across it: with few rows, input column t (one
-// element of each input row, a warp reading 32 neighbours of every row) into output row t (the
-// warp's output rows lie one after another); with few columns, input row t into output column t,
-// the mirror image. Every load and every store instruction of a warp covers consecutive elements.
+// kernel built to move 64 KiB moves 768 bytes. A thin matrix needs no tile: with R < THIN_EXTENT
+// rows the output is the R input rows interleaved, element by element, one contiguous stream
+// (with few columns, the mirror image: the input is one stream to be dealt into R rows). A block
+// takes THIN_SPAN indices t along the long axis, every thread 16 bytes of each short row, so that
+// each thread has R x 16 bytes in flight, not R elements (6 bytes for 3 rows of float16: far too
+// few to cover the memory's latency). Both sides go through shared memory: the short rows with
+// element accesses, each warp's covering consecutive elements; the interleaved stream with 16-byte
+// accesses where its vectors are aligned (every block's stream starts on one). uint8 keeps one
+// index t a thread (thin_element_kernel): its staged bytes cost more instructions than the wait
+// they save, slower at four of five thin shapes (thin_kernel.csv in docs/results/h100).
 constexpr int THIN_EXTENT = 8;
 constexpr int THIN_BLOCK = 256;
+template <class T>
+constexpr int THIN_VECTOR = VECTOR_BYTES / sizeof(T);  // elements a thread of each short row
+template <class T>
+constexpr int THIN_SPAN = (THIN_BLOCK * THIN_VECTOR<T>);  // indices t a block
+template <class T>
+constexpr int THIN_STRIDE = THIN_SPAN<T> + THIN_VECTOR<T>;  // a staged row: one vector more, so
+                                                            // rows start on different banks
+template <class T>
+union ThinVector {  // N elements of the stream, moved as one 16-byte word where aligned
+  uint4 word;
+  T element[VECTOR_BYTES / sizeof(T)];
+};
 
 template <class T, bool kFewRows>
 __global__ void __launch_bounds__(THIN_BLOCK) thin_kernel(const T* in, T* out, int rows, int cols) {
+  constexpr int N = VECTOR_BYTES / sizeof(T), SHORT = THIN_EXTENT - 1;
+  __shared__ alignas(VECTOR_BYTES) unsigned char staged[SHORT * THIN_STRIDE<T> * sizeof(T)];
+  T* stage = reinterpret_cast<T*>(staged);  // [k][t - t0]: short row k, index t along the long axis
+  const int across = kFewRows ? rows : cols, along = kFewRows ? cols : rows;
+  const int t0 = blockIdx.x * THIN_SPAN<T>, span = min(THIN_SPAN<T>, along - t0);
+  const int stream_elements = span * across;  // this block's part of the interleaved stream
+  const std::size_t stream_begin = static_cast<std::size_t>(t0) * across;
+  // Element e of the stream is stage[e % across][e / across]; a thread moves vectors q of N
+  // elements, q = threadIdx.x + i * THIN_BLOCK, at most SHORT of them (span * across elements).
+  auto stream_vector = [&](int i, auto move) {
+    const int e = (i * THIN_BLOCK + static_cast<int>(threadIdx.x)) * N;
+    if (e >= stream_elements) return;
+    const int count = min(N, stream_elements - e);
+    int t = e / across, k = e - t * across;
+    T* at[N];  // where in the stage each of the vector's elements belongs
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      at[j] = stage + k * THIN_STRIDE<T> + t;
+      if (++k == across) k = 0, ++t;
+    }
+    move(e, count, at);
+  };
+  // The short rows, element by element, each warp access over consecutive t.
+  auto row_element = [&](int k, int v, auto move) {
+    const int i = v * THIN_BLOCK + threadIdx.x;
+    if (k < across && i < span) move(k, i);
+  };
+  ThinVector<T> vectors[SHORT];
+  if constexpr (kFewRows) {
+    T loaded[SHORT][N];  // every load first: all of them in flight at once
+#pragma unroll
+    for (int k = 0; k < SHORT; ++k)
+#pragma unroll
+      for (int v = 0; v < N; ++v)
+        row_element(k, v, [&](int k, int i) {
+          loaded[k][v] = in[static_cast<std::size_t>(k) * cols + t0 + i];
+        });
+#pragma unroll
+    for (int k = 0; k < SHORT; ++k)
+#pragma unroll
+      for (int v = 0; v < N; ++v)
+        row_element(k, v, [&](int k, int i) { stage[k * THIN_STRIDE<T> + i] = loaded[k][v]; });
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < SHORT; ++i)
+      stream_vector(i, [&](int e, int count, T* const* at) {
+        for (int j = 0; j < N; ++j)
+          if (j < count) vectors[i].element[j] = *at[j];
+        T* target = out + stream_begin + e;
+        if (count == N && reinterpret_cast<Address>(target) % VECTOR_BYTES == 0)
+          *reinterpret_cast<uint4*>(target) = vectors[i].word;
+        else
+          for (int j = 0; j < count; ++j) target[j] = vectors[i].element[j];
+      });
+  } else {
+#pragma unroll
+    for (int i = 0; i < SHORT; ++i)  // every load first
+      stream_vector(i, [&](int e, int count, T* const*) {
+        const T* source = in + stream_begin + e;
+        if (count == N && reinterpret_cast<Address>(source) % VECTOR_BYTES == 0)
+          vectors[i].word = *reinterpret_cast<const uint4*>(source);
+        else
+          for (int j = 0; j < count; ++j) vectors[i].element[j] = source[j];
+      });
+#pragma unroll
+    for (int i = 0; i < SHORT; ++i)
+      stream_vector(i, [&](int, int count, T* const* at) {
+        for (int j = 0; j < N; ++j)
+          if (j < count) *at[j] = vectors[i].element[j];
+      });
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < SHORT; ++k)
+#pragma unroll
+      for (int v = 0; v < N; ++v)
+        row_element(k, v, [&](int k, int i) {
+          out[static_cast<std::size_t>(k) * rows + t0 + i] = stage[k * THIN_STRIDE<T> + i];
+        });
+  }
+}
+
+// One index t along the long axis a thread, and the few elements across it: every load first,
+// all of them in flight at once; each warp's loads and stores cover consecutive elements.
+template <class T, bool kFewRows>
+__global__ void __launch_bounds__(THIN_BLOCK)
+    thin_element_kernel(const T* in, T* out, int rows, int cols) {
   const int t = blockIdx.x * THIN_BLOCK + threadIdx.x, across = kFewRows ? rows : cols;
   if (t >= (kFewRows ? cols : rows)) return;
   T v[THIN_EXTENT];
 #pragma unroll
-  for (int k = 0; k < THIN_EXTENT; ++k)  // every load first: all of them in flight at once
+  for (int k = 0; k < THIN_EXTENT; ++k)
     if (k < across)
       v[k] = in[kFewRows ? static_cast<size_t>(k) * cols + t : static_cast<size_t>(t) * cols + k];
 #pragma unroll
@@ -430,15 +533,21 @@ __global__ void __launch_bounds__(THIN_BLOCK) thin_kernel(const T* in, T* out, i
 template <class T>
 LaunchShape launch_thin(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   const bool few_rows = rows < cols;
-  const dim3 block(THIN_BLOCK), grid(((few_rows ? cols : rows) + THIN_BLOCK - 1) / THIN_BLOCK);
-  if (few_rows) {
-    lab::require_grid(grid, lab::GridAxes::kColsInX, 0, THIN_BLOCK, rows, cols);
-    thin_kernel<T, true><<<grid, block, 0, stream>>>(in, out, rows, cols);
-  } else {
-    lab::require_grid(grid, lab::GridAxes::kRowsInX, THIN_BLOCK, cols, rows, cols);
-    thin_kernel<T, false><<<grid, block, 0, stream>>>(in, out, rows, cols);
-  }
-  return {grid, block};
+  auto run = [&](auto few_rows_kernel, auto few_cols_kernel, int span) {  // span: indices t a block
+    const dim3 block(THIN_BLOCK), grid(((few_rows ? cols : rows) + span - 1) / span);
+    if (few_rows) {
+      lab::require_grid(grid, lab::GridAxes::kColsInX, 0, span, rows, cols);
+      few_rows_kernel<<<grid, block, 0, stream>>>(in, out, rows, cols);
+    } else {
+      lab::require_grid(grid, lab::GridAxes::kRowsInX, span, cols, rows, cols);
+      few_cols_kernel<<<grid, block, 0, stream>>>(in, out, rows, cols);
+    }
+    return LaunchShape{grid, block};
+  };
+  if constexpr (sizeof(T) == 1)
+    return run(thin_element_kernel<T, true>, thin_element_kernel<T, false>, THIN_BLOCK);
+  else
+    return run(thin_kernel<T, true>, thin_kernel<T, false>, THIN_SPAN<T>);
 }
 
 // The packed kernel where every row is whole aligned vectors, else one of the paths above.

@@ -266,3 +266,21 @@ def test_last_step_realigns_edge_tiles_first_exactly(dtype, rows, cols, needs_gp
     assert f"verified: all {rows * cols} elements" in done.stdout
     (row,) = done.rows
     assert row["verified"] == "yes" and (int(row["rows"]), int(row["cols"])) == (rows, cols)
+
+
+# --- The last step's thin kernel (2 to 7 rows or columns): both sides staged in shared memory, a
+# block THIN_SPAN indices of the long axis (256 threads x 16 bytes: 4096 uint8, 256 complex128).
+# Shorter than one block; a partial last block; exactly whole blocks; every count of short rows.
+THIN_SHAPES = [(2, 5), (3, 1000003), (7, 4099), (5, 65537), (6, 4096), (4, 8191), (2, 257),
+               (1000003, 3), (4099, 7), (65537, 5), (4096, 6), (8191, 4), (257, 2)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rows,cols", THIN_SHAPES, ids=lambda v: str(v))
+def test_last_step_thin_kernel_is_exact(dtype, rows, cols, needs_gpu):
+    done = run_case(steps_from_makefile("CUDA_STEPS")[-1], [rows, cols, "--dtype", dtype],
+                    typed_cases(DTYPES, THIN_SHAPES), "--reps", 2)
+    assert done.returncode == 0, done.stderr
+    assert f"verified: all {rows * cols} elements" in done.stdout
+    (row,) = done.rows
+    assert row["verified"] == "yes" and (int(row["rows"]), int(row["cols"])) == (rows, cols)
