@@ -412,8 +412,8 @@ LaunchShape launch_realigned(const T* in, T* out, int rows, int cols, cudaStream
 // few to cover the memory's latency). Both sides go through shared memory: the short rows with
 // element accesses, each warp's covering consecutive elements; the interleaved stream with 16-byte
 // accesses where its vectors are aligned (every block's stream starts on one). uint8 keeps one
-// index t a thread (thin_element_kernel): its staged bytes cost more instructions than the wait
-// they save, slower at four of five thin shapes (thin_kernel.csv in docs/results/h100).
+// index t a thread (thin_element_kernel): staged, it was slower at three of five thin shapes
+// and faster only at 7 rows (thin_kernel.csv in docs/results/h100).
 constexpr int THIN_EXTENT = 8;
 constexpr int THIN_BLOCK = 256;
 template <class T>
