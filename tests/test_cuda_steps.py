@@ -247,6 +247,16 @@ def test_v7_variant_all_leaves_tma_out_where_it_cannot_run(needs_gpu, tmp_path):
     assert ("leaves out tma" in done.stderr) != runs_tma
 
 
+def assert_last_step_exact(dtype, rows, cols, batch):
+    """The last step's run of rows x cols, one of `batch`, verified over every element."""
+    done = run_case(steps_from_makefile("CUDA_STEPS")[-1], [rows, cols, "--dtype", dtype], batch,
+                    "--reps", 2)
+    assert done.returncode == 0, done.stderr
+    assert f"verified: all {rows * cols} elements" in done.stdout
+    (row,) = done.rows
+    assert row["verified"] == "yes" and (int(row["rows"]), int(row["cols"])) == (rows, cols)
+
+
 # --- The last step's realigning kernel (1- to 8-byte elements whose rows or cols are not whole
 # 16-byte vectors): the first blocks take the edge tiles, the rest the bulk tiles. Shapes where
 # every tile is an edge tile; where the bulk tiles end exactly where a tile's borrowed rows reach
@@ -260,17 +270,13 @@ REALIGN_DTYPES = ["uint8", "float16", "float32", "float64"]
 @pytest.mark.parametrize("dtype", REALIGN_DTYPES)
 @pytest.mark.parametrize("rows,cols", REALIGN_SHAPES, ids=lambda v: str(v))
 def test_last_step_realigns_edge_tiles_first_exactly(dtype, rows, cols, needs_gpu):
-    done = run_case(steps_from_makefile("CUDA_STEPS")[-1], [rows, cols, "--dtype", dtype],
-                    typed_cases(REALIGN_DTYPES, REALIGN_SHAPES), "--reps", 2)
-    assert done.returncode == 0, done.stderr
-    assert f"verified: all {rows * cols} elements" in done.stdout
-    (row,) = done.rows
-    assert row["verified"] == "yes" and (int(row["rows"]), int(row["cols"])) == (rows, cols)
+    assert_last_step_exact(dtype, rows, cols, typed_cases(REALIGN_DTYPES, REALIGN_SHAPES))
 
 
-# --- The last step's thin kernel (2 to 7 rows or columns): both sides staged in shared memory, a
-# block THIN_SPAN indices of the long axis (256 threads x 16 bytes: 4096 uint8, 256 complex128).
-# Shorter than one block; a partial last block; exactly whole blocks; every count of short rows.
+# --- The last step's thin kernels (2 to 7 rows or columns): a block takes 256 threads x 16 bytes
+# of the long axis (2048 float16, 256 complex128) staged in shared memory, or for uint8 256
+# indices, one a thread. Shorter than one block; a partial last block; exactly whole blocks (4096
+# and 256); every count of short rows; and the mirror images.
 THIN_SHAPES = [(2, 5), (3, 1000003), (7, 4099), (5, 65537), (6, 4096), (4, 8191), (2, 257),
                (1000003, 3), (4099, 7), (65537, 5), (4096, 6), (8191, 4), (257, 2)]
 
@@ -278,9 +284,4 @@ THIN_SHAPES = [(2, 5), (3, 1000003), (7, 4099), (5, 65537), (6, 4096), (4, 8191)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("rows,cols", THIN_SHAPES, ids=lambda v: str(v))
 def test_last_step_thin_kernel_is_exact(dtype, rows, cols, needs_gpu):
-    done = run_case(steps_from_makefile("CUDA_STEPS")[-1], [rows, cols, "--dtype", dtype],
-                    typed_cases(DTYPES, THIN_SHAPES), "--reps", 2)
-    assert done.returncode == 0, done.stderr
-    assert f"verified: all {rows * cols} elements" in done.stdout
-    (row,) = done.rows
-    assert row["verified"] == "yes" and (int(row["rows"]), int(row["cols"])) == (rows, cols)
+    assert_last_step_exact(dtype, rows, cols, typed_cases(DTYPES, THIN_SHAPES))
