@@ -423,15 +423,10 @@ constexpr int THIN_SPAN = (THIN_BLOCK * THIN_VECTOR<T>);  // indices t a block
 template <class T>
 constexpr int THIN_STRIDE = THIN_SPAN<T> + THIN_VECTOR<T>;  // a staged row: one vector more, so
                                                             // rows start on different banks
-template <class T>
-union ThinVector {  // N elements of the stream, moved as one 16-byte word where aligned
-  uint4 word;
-  T element[VECTOR_BYTES / sizeof(T)];
-};
 
 template <class T, bool kFewRows>
 __global__ void __launch_bounds__(THIN_BLOCK) thin_kernel(const T* in, T* out, int rows, int cols) {
-  constexpr int N = VECTOR_BYTES / sizeof(T), SHORT = THIN_EXTENT - 1;
+  constexpr int N = THIN_VECTOR<T>, SHORT = THIN_EXTENT - 1;
   __shared__ alignas(VECTOR_BYTES) unsigned char staged[SHORT * THIN_STRIDE<T> * sizeof(T)];
   T* stage = reinterpret_cast<T*>(staged);  // [k][t - t0]: short row k, index t along the long axis
   const int across = kFewRows ? rows : cols, along = kFewRows ? cols : rows;
@@ -458,7 +453,7 @@ __global__ void __launch_bounds__(THIN_BLOCK) thin_kernel(const T* in, T* out, i
     const int i = v * THIN_BLOCK + threadIdx.x;
     if (k < across && i < span) move(k, i);
   };
-  ThinVector<T> vectors[SHORT];
+  VectorOf<T> vectors[SHORT];  // N elements of the stream each
   if constexpr (kFewRows) {
     T loaded[SHORT][N];  // every load first: all of them in flight at once
 #pragma unroll

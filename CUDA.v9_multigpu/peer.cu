@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "../common/packed_block.cuh"  // VECTOR_BYTES, VectorOf
 #include "distributed.cuh"
 
 namespace lab {
@@ -25,19 +26,12 @@ namespace {
 constexpr int TILE_COLS = 32;     // input columns a tile: a warp's loads, an element a lane
 constexpr int TILE_VECTORS = 32;  // 16-byte vectors of each output row a tile: a warp's stores
 constexpr int WARPS = 8;
-constexpr int VECTOR_BYTES = sizeof(uint4);  // the widest load or store a thread makes
 // Blocks an SM. Elements under 16 bytes gather N of them a store; at two blocks an SM (up to 128
 // registers a thread, against 64 at four) float32's peer writes go from 95 to 100% of the
 // all-to-all on two H200s and from 89-91 to 98% on four (peer_blocks.csv in docs/results/h200x4).
 // complex128 (one load a store) keeps four: at two it lost on four GPUs.
 template <class T>
 constexpr int MIN_BLOCKS = sizeof(T) < VECTOR_BYTES ? 2 : 4;
-
-template <class T>
-union Vector {  // N elements of one output row, stored as one 16-byte word where aligned
-  uint4 word;
-  T element[VECTOR_BYTES / sizeof(T)];
-};
 
 // The tiles of rank me's input band, in the order the kernel takes them: the column tiles of
 // every owner's output band, the owners interleaved (the next rank's first), so that the tiles
@@ -76,7 +70,7 @@ __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS<T>)
     if (tile_c >= col_end) continue;  // a narrower band than the widest: the whole block skips
     const Index c = tile_c + lane;
     for (int v = warp; v < TILE_VECTORS; v += WARPS) {
-      Vector<T> gathered;
+      VectorOf<T> gathered;  // N elements of one output row
 #pragma unroll
       for (int i = 0; i < N; ++i) {
         const Index r = tile_r + v * N + i;
@@ -90,7 +84,7 @@ __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS<T>)
     for (int j = warp; j < TILE_COLS && tile_c + j < col_end && r < band_rows; j += WARPS) {
       // The store crosses NVLink when the owner is another GPU.
       T* target = band + (tile_c + j - plan.col_begin(owner)) * plan.rows + first_row + r;
-      Vector<T> vector;
+      VectorOf<T> vector;
       vector.word = tile[j][lane ^ j];
       if (r + N <= band_rows && reinterpret_cast<std::uintptr_t>(target) % VECTOR_BYTES == 0) {
         *reinterpret_cast<uint4*>(target) = vector.word;

@@ -4,10 +4,20 @@
 // whatever tile and indexing surround it.
 #pragma once
 
+#include <vector_types.h>  // uint4
+
 #include <cstdint>
 
-constexpr int VECTOR_BYTES = 16;
+constexpr int VECTOR_BYTES = 16;  // the widest load or store a thread makes
 constexpr int WORDS = VECTOR_BYTES / 4;
+
+// 16 bytes of one row, N = 16 / sizeof(T) elements: built or read an element at a time, moved as
+// one 16-byte word where its address is aligned.
+template <class T>
+union VectorOf {
+  uint4 word;
+  T element[VECTOR_BYTES / sizeof(T)];
+};
 
 // The N x N block of E-byte elements (row k in w[k]) transposed in place: round S swaps the
 // elements of row i whose index has bit S set with those of row i + S whose index has it clear.
