@@ -68,9 +68,35 @@ __device__ void load_block(const T* at, lab::Index pitch, std::uint32_t (&w)[N][
 template <class T>
 constexpr int TILE_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 1;
 
-template <class T>
+// ---- Borrowed axes: a plane side that is not whole tiles (16 x 16 planes of a 6-d permutation,
+// ---- 96 x 96 of a 4-d reversal) leaves threads idle or falls to flat_kernel's short runs. Where a
+// batch axis lies right after that side, in the input after the columns (its input stride is the
+// plane's columns) or in the output after the rows (its output stride is the plane's rows), the
+// side takes it in: 16 columns of 16 planes in a row are 256 contiguous input elements. The tile
+// reads and writes the borrowing side as before; only where the other side starts (an input row,
+// an output row) is two pitches: the plane's own, then the borrowed axis's past its extent.
+struct Borrowed {
+  lab::FastDivision rows, cols;  // the plane's own extents
+  lab::Index in_high = 0;   // the input stride of the axis the rows borrowed (row r to r + rows)
+  lab::Index out_high = 0;  // the output stride of the axis the columns borrowed
+};
+
+// Where element i of a side starts: i * pitch, or past the side's own extent the borrowed axis.
+template <bool kBorrowed>
+__device__ lab::Index side_offset(lab::Index i, lab::Index pitch, const lab::FastDivision& own,
+                                  lab::Index high) {
+  if constexpr (kBorrowed) {
+    const auto q = static_cast<lab::Index>(own.quotient(static_cast<std::uint64_t>(i)));
+    return (i - q * static_cast<lab::Index>(own.divisor)) * pitch + q * high;
+  } else {
+    return i * pitch;
+  }
+}
+
+template <class T, bool kBorrowed>
 __global__ void __launch_bounds__(THREADS, TILE_MIN_BLOCKS<T>)
-    permute_kernel(const T* __restrict__ in, T* __restrict__ out, lab::Plan plan, TileShape shape) {
+    permute_kernel(const T* __restrict__ in, T* __restrict__ out, lab::Plan plan, TileShape shape,
+                   Borrowed borrowed) {
   constexpr int N = VECTOR_BYTES / sizeof(T);
   extern __shared__ uint4 tile[];  // a thread's N cells: its block, N output rows of it
   const int groups = shape.groups, chunks = shape.chunks;
@@ -89,8 +115,11 @@ __global__ void __launch_bounds__(THREADS, TILE_MIN_BLOCKS<T>)
         // This thread's block: N rows from r, N columns from c; whole or absent (extents % N == 0).
         const lab::Index r = tile_r + group * N, c = tile_c + chunk * N;
         std::uint32_t w[N][WORDS] = {};
-        if (r < plan.rows && c < plan.cols)
-          load_block<N>(in + in_base + r * plan.in_pitch + c, plan.in_pitch, w);
+        if (r < plan.rows && c < plan.cols)  // N rows within one plane: rows % N == 0
+          load_block<N>(
+              in + in_base +
+                  side_offset<kBorrowed>(r, plan.in_pitch, borrowed.rows, borrowed.in_high) + c,
+              plan.in_pitch, w);
         transpose_in_registers<sizeof(T), N>(w);  // w[j]: 16 bytes of output row c + j
 #pragma unroll
         for (int j = 0; j < N; ++j)
@@ -103,8 +132,10 @@ __global__ void __launch_bounds__(THREADS, TILE_MIN_BLOCKS<T>)
           const int row = out_row + pass * chunks;
           const lab::Index out_r = tile_c + row, out_c = tile_r + out_group * N;
           if (out_r < plan.cols && out_c < plan.rows)
-            *reinterpret_cast<uint4*>(out + out_base + out_r * plan.out_pitch + out_c) =
-                tile[cell<N>(row, out_group, groups)];
+            *reinterpret_cast<uint4*>(
+                out + out_base +
+                side_offset<kBorrowed>(out_r, plan.out_pitch, borrowed.cols, borrowed.out_high) +
+                out_c) = tile[cell<N>(row, out_group, groups)];
         }
         __syncthreads();  // the tile is read whole before the next one overwrites it
       }
@@ -159,6 +190,53 @@ Packed packed_path(const lab::Plan& plan, int n, const void* in, const void* out
   if (shorter < SHORT_AXIS) return Packed::kNone;
   return !small || plane_tile(plan, n).fill >= packed_tile::MIN_TILE_FILL ? Packed::kTile
                                                                           : Packed::kNone;
+}
+
+// The plan with each plane side that is not whole tiles of v7's (16 blocks) widened by the batch
+// axis right after it, where there is one whose strides keep every vector whole; `any` false where
+// no side borrows. An axis right after both sides (the middle axis of a 3-d reversal) goes to the
+// columns.
+struct BorrowedPlan {
+  lab::Plan plan;
+  Borrowed borrowed;
+  bool any = false;
+};
+
+BorrowedPlan borrow_axes(const lab::Plan& plan, int n) {
+  BorrowedPlan wide{plan,
+                    {lab::FastDivision(static_cast<std::uint64_t>(plan.rows)),
+                     lab::FastDivision(static_cast<std::uint64_t>(plan.cols))}};
+  if (plan.runs) return wide;
+  const lab::Index tile_side = lab::Index{packed_tile::V7_GROUPS} * n;
+  const lab::Batch& batch = plan.batch;
+  int rows_axis = -1, cols_axis = -1;
+  for (int i = 0; i < batch.axes; ++i) {
+    const bool whole = batch.in_stride[i] % n == 0 && batch.out_stride[i] % n == 0;
+    if (whole && plan.cols % tile_side != 0 && batch.in_stride[i] == plan.cols) cols_axis = i;
+    if (whole && plan.rows % tile_side != 0 && batch.out_stride[i] == plan.rows && i != cols_axis)
+      rows_axis = i;
+  }
+  if (rows_axis < 0 && cols_axis < 0) return wide;
+  wide.any = true;
+  lab::Batch& rest = wide.plan.batch;
+  rest = lab::Batch{};
+  for (int i = 0; i < batch.axes; ++i) {
+    const lab::Index extent = static_cast<lab::Index>(batch.extent[i].divisor);
+    if (i == rows_axis) {
+      wide.plan.rows *= extent;
+      wide.borrowed.in_high = batch.in_stride[i];
+    } else if (i == cols_axis) {
+      wide.plan.cols *= extent;
+      wide.borrowed.out_high = batch.out_stride[i];
+    } else {
+      rest.extent[rest.axes] = batch.extent[i];
+      rest.in_stride[rest.axes] = batch.in_stride[i];
+      rest.out_stride[rest.axes] = batch.out_stride[i];
+      rest.count *= extent;
+      ++rest.axes;
+    }
+  }
+  return wide;
 }
 
 // ---- Small planes: no tile. A thread loads one N x N block, transposes it and stores it straight
@@ -474,6 +552,24 @@ LaunchShape launch_staged(const T* in, T* out, const lab::Plan& plan, lab::Index
   return {grid, block};
 }
 
+template <class T, bool kBorrowed>
+LaunchShape launch_tile(const T* in, T* out, const lab::Plan& plan, const Borrowed& borrowed,
+                        cudaStream_t stream) {
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  const TileShape shape = plane_tile(plan, N).shape;
+  const int threads = shape.groups * shape.chunks;
+  const int shared_bytes = threads * N * VECTOR_BYTES;  // up to 64 KiB for 1-byte elements
+  // Above 48 KiB a kernel must ask, on every GPU it runs on: a call of about a microsecond.
+  CUDA_CHECK(cudaFuncSetAttribute(permute_kernel<T, kBorrowed>,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
+  const dim3 block(threads);
+  const dim3 grid(blocks_for(plan.cols, shape.chunks * N), blocks_for(plan.rows, shape.groups * N),
+                  blocks_for(plan.batch.count, 1));
+  permute_kernel<T, kBorrowed>
+      <<<grid, block, shared_bytes, stream>>>(in, out, plan, shape, borrowed);
+  return {grid, block};
+}
+
 }  // namespace
 
 template <class T>
@@ -487,6 +583,11 @@ LaunchShape launch_permute(const T* in, T* out, const lab::Permutation& p, cudaS
     if (bytes == 4 && sizeof(T) <= 4) return launch_runs<T, std::uint32_t>(in, out, plan, stream);
   }
   // 16-byte elements are one vector each already (N = 1): nothing to pack.
+  if constexpr (N > 1) {
+    const BorrowedPlan wide = borrow_axes(plan, N);
+    if (wide.any && packed_path(wide.plan, N, in, out) == Packed::kTile)
+      return launch_tile<T, true>(in, out, wide.plan, wide.borrowed, stream);
+  }
   const Packed packed = N > 1 ? packed_path(plan, N, in, out) : Packed::kNone;
   if constexpr (N > 1)
     if (packed == Packed::kFlat) return launch_flat(in, out, plan, stream);
@@ -497,17 +598,7 @@ LaunchShape launch_permute(const T* in, T* out, const lab::Permutation& p, cudaS
     if (stretch > 0) return launch_staged(in, out, plan, stretch, stream);
     return launch_reused_permute<T>(in, out, p, stream);
   }
-  const TileShape shape = plane_tile(plan, N).shape;
-  const int threads = shape.groups * shape.chunks;
-  const int shared_bytes = threads * N * VECTOR_BYTES;  // up to 64 KiB for 1-byte elements
-  // Above 48 KiB a kernel must ask, on every GPU it runs on: a call of about a microsecond.
-  CUDA_CHECK(cudaFuncSetAttribute(permute_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  shared_bytes));
-  const dim3 block(threads);
-  const dim3 grid(blocks_for(plan.cols, shape.chunks * N), blocks_for(plan.rows, shape.groups * N),
-                  blocks_for(plan.batch.count, 1));
-  permute_kernel<T><<<grid, block, shared_bytes, stream>>>(in, out, plan, shape);
-  return {grid, block};
+  return launch_tile<T, false>(in, out, plan, {}, stream);
 }
 
 const char* const kStepSummary = "16-byte accesses for every element size: v7's packed blocks";
