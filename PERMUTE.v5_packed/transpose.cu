@@ -15,8 +15,8 @@
 //   tile's columns or less (3136 x 64), and a wider type's plane with a side under 32 (16 x 16)
 //   that borrows nothing;
 //   each thread stores its block from registers, 2 x 2 lanes filling whole sectors;
-// - short_kernel: a plane side under 8 (3 channels), 16-byte accesses on both sides, the elements
-//   regrouped one by one in shared memory (16-byte elements too, one to a vector);
+// - short_register_kernel: a plane side under 8 (3 channels), 16-byte accesses on both sides, the
+//   elements regrouped in registers (16-byte elements too, one to a vector);
 // - runs_kernel: the innermost axis stays, each plane a run copied in vectors;
 // - staged_kernel: small dense planes laid one after another (17 x 19), staged a stretch of whole
 //   planes at a time;
@@ -43,7 +43,7 @@ using packed_tile::cell;
 using packed_tile::THREADS;  // as v3's 32 x 8: each thread moves one N x N block a tile
 using packed_tile::TileShape;
 constexpr int SHORT_AXIS = 32;  // v4's kShortAxis: below it, v4's shaped tiles do better
-constexpr int SHORT_SIDE = 8;   // a plane side under it goes to short_kernel, not N x N blocks
+constexpr int SHORT_SIDE = 8;   // a plane side under it goes to short_register_kernel
 // Blocks launched at most along each grid axis (y and z allow no more); a block loops past that.
 constexpr lab::Index kMaxBlocks = 65535;
 
@@ -301,91 +301,6 @@ LaunchShape launch_flat(const T* in, T* out, const lab::Plan& plan, cudaStream_t
   return {grid, block};
 }
 
-// ---- Short planes: a side of K < SHORT_SIDE elements (3 channels), 16-byte accesses both ways
-// ---- v4 takes such a side whole with a stretch of the long one, one element an access. Here a
-// block takes the K rows' next RUN_BYTES each: interleaving (the short side is the output's
-// innermost, NCHW to NHWC), K input rows of 16-byte loads become one output run of K * RUN_BYTES
-// bytes, every 16 bytes of it gathered element by element from the shared stage; spreading (the
-// short side is the input's innermost, the way back), one input run of 16-byte loads becomes K
-// output rows. The gathers cost a shared-memory load per element; what they save is a global access
-// per element, a warp's 32 bytes per instruction where 16-byte accesses move 512.
-constexpr int RUN_BYTES = 4096;  // of each of the K rows, a block: K * 4 KiB of shared memory
-
-// 16 bytes of N elements, the k-th read from stage[at(k)] (at called once for each k, in order),
-// assembled in registers: bytes and half words shifted into words, as a local array of them
-// would go to local memory.
-template <class T, class At>
-__device__ uint4 gather(const T* stage, At at) {
-  constexpr int N = VECTOR_BYTES / sizeof(T);
-  if constexpr (sizeof(T) >= 4) {
-    alignas(VECTOR_BYTES) T element[N];
-#pragma unroll
-    for (int k = 0; k < N; ++k) element[k] = stage[at(k)];
-    return *reinterpret_cast<const uint4*>(element);
-  } else {
-    using Bits = std::conditional_t<sizeof(T) == 1, std::uint8_t, std::uint16_t>;
-    const Bits* bits = reinterpret_cast<const Bits*>(stage);
-    std::uint32_t w[WORDS] = {};
-#pragma unroll
-    for (int k = 0; k < N; ++k)
-      w[k * sizeof(T) / 4] |= std::uint32_t{bits[at(k)]} << (8 * (k * sizeof(T) % 4));
-    return make_uint4(w[0], w[1], w[2], w[3]);
-  }
-}
-
-template <class T, bool kInterleave>
-__global__ void __launch_bounds__(THREADS)
-    short_kernel(const T* __restrict__ in, T* __restrict__ out, lab::Plan plan) {
-  constexpr int N = VECTOR_BYTES / sizeof(T);
-  constexpr int RUN = RUN_BYTES / sizeof(T);  // elements of each of the K rows a block moves
-  constexpr int RUN_VECTORS = RUN / N;
-  extern __shared__ uint4 stage_vectors[];
-  T* stage = reinterpret_cast<T*>(stage_vectors);
-  // K: the short side; long: the other, cut into pieces of RUN elements.
-  const int K = static_cast<int>(kInterleave ? plan.rows : plan.cols);
-  const lab::Index long_extent = kInterleave ? plan.cols : plan.rows;
-  for (lab::Index b = blockIdx.y; b < plan.batch.count; b += gridDim.y) {
-    lab::Index in_base, out_base;
-    plan.batch.offsets(b, in_base, out_base);
-    for (lab::Index first = lab::Index{blockIdx.x} * RUN; first < long_extent;
-         first += lab::Index{gridDim.x} * RUN) {
-      const lab::Index left = long_extent - first;
-      const int run = static_cast<int>(left < RUN ? left : RUN);  // a multiple of N
-      const int vectors = K * (run / N);
-      if (kInterleave) {
-        // Row r's piece into stage[r * RUN ...]; the output run is element e = col * K + r.
-        for (int v = threadIdx.x; v < vectors; v += THREADS) {
-          const int r = v / (run / N), j = v - r * (run / N);
-          stage_vectors[r * RUN_VECTORS + j] =
-              *reinterpret_cast<const uint4*>(in + in_base + r * plan.in_pitch + first + j * N);
-        }
-        __syncthreads();
-        T* to = out + out_base + first * K;
-        for (int v = threadIdx.x; v < vectors; v += THREADS) {
-          int col = v * N / K, r = v * N - col * K;  // of the vector's first element
-          *reinterpret_cast<uint4*>(to + v * N) = gather(stage, [&](int) {
-            const int at = r * RUN + col;
-            if (++r == K) r = 0, ++col;
-            return at;
-          });
-        }
-      } else {
-        // The input run as it is: element (row, a) of the plane at stage[row * K + a].
-        const T* from = in + in_base + first * K;
-        for (int v = threadIdx.x; v < vectors; v += THREADS)
-          stage_vectors[v] = *reinterpret_cast<const uint4*>(from + v * N);
-        __syncthreads();
-        for (int v = threadIdx.x; v < vectors; v += THREADS) {
-          const int a = v / (run / N), j = v - a * (run / N);
-          *reinterpret_cast<uint4*>(out + out_base + a * plan.out_pitch + first + j * N) =
-              gather(stage, [=](int k) { return (j * N + k) * K + a; });
-        }
-      }
-      __syncthreads();  // the stage is read whole before the next piece overwrites it
-    }
-  }
-}
-
 // Which short-plane kernel takes the plan, if any: the short side's rows adjacent where they
 // interleave (the output's stride of the long side is K) or spread (the input's is K), the long
 // side and every other stride whole vectors, both pointers aligned.
@@ -404,20 +319,130 @@ ShortPath short_path(const lab::Plan& plan, int n, const void* in, const void* o
   return ShortPath::kNone;
 }
 
+// ---- Short planes: a side of K < SHORT_SIDE elements (3 channels). v4 takes such a side whole
+// ---- with a stretch of the long one, one element an access. Interleaving (the short side is the
+// output's innermost, NCHW to NHWC), K input rows become one output run; spreading (the short side
+// is the input's innermost, the way back), one input run becomes K rows. Here each thread takes N
+// elements of the long side in all K short rows, K vectors of 16 bytes, and the same elements
+// interleaved, K vectors of the run: a K x N transpose with every index known to the compiler, so
+// the elements move between registers (byte and half-word permutes below 4 bytes). The short
+// rows' vectors are coalesced as they are (consecutive threads, consecutive vectors); a thread's
+// run is 16 * K contiguous bytes, so a warp's K accesses of the runs would each cover 32 pieces of
+// 16 bytes, 16 * K bytes apart. They pass through the warp's own stage in shared memory instead:
+// access s of the warp moves vector s * 32 + lane of the warp's 32 runs, 512 contiguous bytes.
+constexpr int WARP = 32;
+
+// A pointer of lane `owner`, as every lane of the warp asks for one.
+__device__ unsigned long long lane_value(const void* pointer, int owner) {
+  return __shfl_sync(~0u, reinterpret_cast<unsigned long long>(pointer), owner);
+}
+
+template <class T, int K, bool kInterleave>
+__global__ void __launch_bounds__(THREADS)
+    short_register_kernel(const T* __restrict__ in, T* __restrict__ out, lab::Plan plan,
+                          lab::FastDivision plane_vectors) {
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  __shared__ uint4 stages[THREADS / WARP][WARP * K];
+  uint4* stage = stages[threadIdx.x / WARP];
+  const int lane = static_cast<int>(threadIdx.x % WARP);
+  const auto per_plane = static_cast<lab::Index>(plane_vectors.divisor);
+  const lab::Index total = plan.batch.count * per_plane;
+  // Whole warps iterate together (the stage's exchanges need every lane); lanes past the end idle.
+  for (lab::Index warp_first = lab::Index{blockIdx.x} * THREADS + (threadIdx.x - lane);
+       warp_first < total; warp_first += lab::Index{gridDim.x} * THREADS) {
+    const lab::Index i = warp_first + lane;
+    lab::Index in_base = 0, out_base = 0, first = 0;  // first: along the long side
+    if (i < total) {
+      const auto b = static_cast<lab::Index>(plane_vectors.quotient(static_cast<std::uint64_t>(i)));
+      first = (i - b * per_plane) * N;
+      plan.batch.offsets(b, in_base, out_base);
+    }
+    // Where this lane's run starts, and where vector v of the warp's runs lies (its lane's, part).
+    const T* run_in = i < total ? in + in_base + first * K : nullptr;
+    T* run_out = i < total ? out + out_base + first * K : nullptr;
+    auto run_vector = [&](int s, auto at) {
+      const int v = s * WARP + lane, owner = v / K;
+      at(v, owner, v - owner * K);
+    };
+    VectorOf<T> rows[K], run[K];  // rows[k]: short row k's N elements; run: them interleaved
+    if constexpr (kInterleave) {
+      if (i < total)
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+          rows[k].word = *reinterpret_cast<const uint4*>(in + in_base + k * plan.in_pitch + first);
+    } else {
+#pragma unroll
+      for (int s = 0; s < K; ++s)
+        run_vector(s, [&](int v, int owner, int part) {
+          const auto* from = reinterpret_cast<const T*>(lane_value(run_in, owner));
+          if (from) stage[v] = *reinterpret_cast<const uint4*>(from + part * N);
+        });
+      __syncwarp();
+#pragma unroll
+      for (int s = 0; s < K; ++s) run[s].word = stage[lane * K + s];
+    }
+#pragma unroll
+    for (int p = 0; p < N; ++p) {
+#pragma unroll
+      for (int k = 0; k < K; ++k) {  // run element p * K + k is row k's element p
+        const int e = p * K + k;
+        if constexpr (kInterleave)
+          run[e / N].element[e % N] = rows[k].element[p];
+        else
+          rows[k].element[p] = run[e / N].element[e % N];
+      }
+    }
+    if constexpr (kInterleave) {
+#pragma unroll
+      for (int s = 0; s < K; ++s) stage[lane * K + s] = run[s].word;
+      __syncwarp();
+#pragma unroll
+      for (int s = 0; s < K; ++s)
+        run_vector(s, [&](int v, int owner, int part) {
+          auto* to = reinterpret_cast<T*>(lane_value(run_out, owner));
+          if (to) *reinterpret_cast<uint4*>(to + part * N) = stage[v];
+        });
+    } else if (i < total) {
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+        *reinterpret_cast<uint4*>(out + out_base + k * plan.out_pitch + first) = rows[k].word;
+    }
+    __syncwarp();  // the stage is read whole before the next round overwrites it
+  }
+}
+
+template <class T, int K>
+LaunchShape launch_short_registers(const T* in, T* out, const lab::Plan& plan, bool interleave,
+                                   cudaStream_t stream) {
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  const lab::Index per_plane = (interleave ? plan.cols : plan.rows) / N;
+  const lab::FastDivision plane_vectors(static_cast<std::uint64_t>(per_plane));
+  const dim3 block(THREADS), grid(blocks_for(plan.batch.count * per_plane, THREADS));
+  if (interleave)
+    short_register_kernel<T, K, true><<<grid, block, 0, stream>>>(in, out, plan, plane_vectors);
+  else
+    short_register_kernel<T, K, false><<<grid, block, 0, stream>>>(in, out, plan, plane_vectors);
+  return {grid, block};
+}
+
 template <class T>
 LaunchShape launch_short(const T* in, T* out, const lab::Plan& plan, ShortPath path,
                          cudaStream_t stream) {
   const bool interleave = path == ShortPath::kInterleave;
-  const int K = static_cast<int>(interleave ? plan.rows : plan.cols);
-  const lab::Index long_extent = interleave ? plan.cols : plan.rows;
-  const int shared_bytes = K * RUN_BYTES;
-  const dim3 block(THREADS);
-  const dim3 grid(blocks_for(long_extent, RUN_BYTES / sizeof(T)), blocks_for(plan.batch.count, 1));
-  if (interleave)
-    short_kernel<T, true><<<grid, block, shared_bytes, stream>>>(in, out, plan);
-  else
-    short_kernel<T, false><<<grid, block, shared_bytes, stream>>>(in, out, plan);
-  return {grid, block};
+  switch (interleave ? plan.rows : plan.cols) {  // K: 2 to SHORT_SIDE - 1 (a side of 1 is fused)
+    case 2:
+      return launch_short_registers<T, 2>(in, out, plan, interleave, stream);
+    case 3:
+      return launch_short_registers<T, 3>(in, out, plan, interleave, stream);
+    case 4:
+      return launch_short_registers<T, 4>(in, out, plan, interleave, stream);
+    case 5:
+      return launch_short_registers<T, 5>(in, out, plan, interleave, stream);
+    case 6:
+      return launch_short_registers<T, 6>(in, out, plan, interleave, stream);
+    default:
+      return launch_short_registers<T, 7>(in, out, plan, interleave, stream);
+  }
 }
 
 // ---- Runs: the innermost axis stays innermost, so each plane is one run copied whole. v3 copies
@@ -479,11 +504,33 @@ LaunchShape launch_runs(const T* in, T* out, const lab::Plan& plan, cudaStream_t
   return {grid, block};
 }
 
+// 16 bytes of N elements, the k-th read from stage[at(k)] (at called once for each k, in order),
+// assembled in registers: bytes and half words shifted into words, as a local array of them
+// would go to local memory.
+template <class T, class At>
+__device__ uint4 gather(const T* stage, At at) {
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  if constexpr (sizeof(T) >= 4) {
+    alignas(VECTOR_BYTES) T element[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) element[k] = stage[at(k)];
+    return *reinterpret_cast<const uint4*>(element);
+  } else {
+    using Bits = std::conditional_t<sizeof(T) == 1, std::uint8_t, std::uint16_t>;
+    const Bits* bits = reinterpret_cast<const Bits*>(stage);
+    std::uint32_t w[WORDS] = {};
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      w[k * sizeof(T) / 4] |= std::uint32_t{bits[at(k)]} << (8 * (k * sizeof(T) % 4));
+    return make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
 // ---- Whole planes in a row (4096 matrices of 17 x 19, 3 x 1000 uint8): no plane row is whole
 // ---- vectors, but where each plane is dense and the batch lays them one after the other on both
 // sides, P planes are one stretch of input and one of output. A block copies a stretch into shared
 // memory with 16-byte loads and writes its output stretch with 16-byte stores, each vector gathered
-// element by element (as short_kernel does); the few elements past the last whole vector go one by
+// element by element (`gather`); the few elements past the last whole vector go one by
 // one. P is the most planes a stage holds whose bytes are whole vectors, so every stretch starts on
 // a vector.
 constexpr int STAGE_BYTES = 16384;
