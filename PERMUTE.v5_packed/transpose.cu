@@ -335,7 +335,7 @@ ShortPath short_path(const lab::Plan& plan, int n, const void* in, const void* o
 // 66-88% of the copy to 90-103% on an H100 and from 53-73% to 91-100% on an H200, where each
 // element was gathered from a shared stage; 4- to 16-byte ones lose at most a point on the H100
 // (NHWC to NCHW, 8 and 16 bytes) and gain up to 13 (float32, 3 x 1000), and 4 to 24 on the H200.
-constexpr int WARP = 32;
+constexpr int WARP_SIZE = 32;
 
 // A pointer of lane `owner`, as every lane of the warp asks for one.
 __device__ unsigned long long lane_value(const void* pointer, int owner) {
@@ -347,9 +347,9 @@ __global__ void __launch_bounds__(THREADS)
     short_register_kernel(const T* __restrict__ in, T* __restrict__ out, lab::Plan plan,
                           lab::FastDivision plane_vectors) {
   constexpr int N = VECTOR_BYTES / sizeof(T);
-  __shared__ uint4 stages[THREADS / WARP][WARP * K];
-  uint4* stage = stages[threadIdx.x / WARP];
-  const int lane = static_cast<int>(threadIdx.x % WARP);
+  __shared__ uint4 stages[THREADS / WARP_SIZE][WARP_SIZE * K];
+  uint4* stage = stages[threadIdx.x / WARP_SIZE];
+  const int lane = static_cast<int>(threadIdx.x % WARP_SIZE);
   const auto per_plane = static_cast<lab::Index>(plane_vectors.divisor);
   const lab::Index total = plan.batch.count * per_plane;
   // Whole warps iterate together (the stage's exchanges need every lane); lanes past the end idle.
@@ -366,7 +366,7 @@ __global__ void __launch_bounds__(THREADS)
     const T* run_in = i < total ? in + in_base + first * K : nullptr;
     T* run_out = i < total ? out + out_base + first * K : nullptr;
     auto run_vector = [&](int s, auto at) {
-      const int v = s * WARP + lane, owner = v / K;
+      const int v = s * WARP_SIZE + lane, owner = v / K;
       at(v, owner, v - owner * K);
     };
     VectorOf<T> rows[K], run[K];  // rows[k]: short row k's N elements; run: them interleaved
