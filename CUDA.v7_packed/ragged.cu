@@ -14,6 +14,7 @@
 //   copy faster for them (make probes: v7_sector_kernel_4_to_8_bytes measures v6's way again).
 #include <cstddef>
 
+#include "../common/short_rows.cuh"   // thin matrices: the K x N transpose, the warp's stage
 #include "../common/vector_copy.cuh"  // lab::launch_vector_copy: 1 x N and N x 1 matrices
 
 constexpr int SECTOR_BYTES = 32;  // DRAM and L2 move whole 32-byte sectors
@@ -412,8 +413,10 @@ LaunchShape launch_realigned(const T* in, T* out, int rows, int cols, cudaStream
 // few to cover the memory's latency). Both sides go through shared memory: the short rows with
 // element accesses, each warp's covering consecutive elements; the interleaved stream with 16-byte
 // accesses where its vectors are aligned (every block's stream starts on one). uint8 keeps one
-// index t a thread (thin_element_kernel): staged, it was slower at three of five thin shapes
-// and faster only at 7 rows (thin_kernel.csv in docs/results/h100).
+// index t a thread (thin_element_kernel) where it deals a stream into rows: staged, it was slower
+// at three of five thin shapes (thin_kernel.csv in docs/results/h100).
+// Interleaving 1- and 2-byte elements, the element accesses of the short rows are the limit (a
+// warp's uint8 load moves 32 bytes): there thin_register_kernel reads them 16 bytes at a time.
 constexpr int THIN_EXTENT = 8;
 constexpr int THIN_BLOCK = 256;
 template <class T>
@@ -525,9 +528,89 @@ __global__ void __launch_bounds__(THIN_BLOCK)
       out[kFewRows ? static_cast<size_t>(t) * rows + k : static_cast<size_t>(k) * rows + t] = v[k];
 }
 
+// Few rows of 1- or 2-byte elements, interleaved: chapter 3's short planes (PERMUTE.v5_packed),
+// in its kernel's way (common/short_rows.cuh): each thread reads N indices t of every short row,
+// 16 bytes each, transposes the K x N elements in registers and writes the stream through the
+// warp's stage, 16-byte accesses on both sides. What differs here is that the short rows start
+// anywhere in a vector (row k at element k * cols): each row's 16 bytes come from the two aligned
+// vectors they straddle, shifted (`extract`, as the realigning kernel does; the second is the next
+// thread's first, served by L1). The last indices (fewer than N, or a vector read past the row's
+// end) go element by element. Measured against the kernels before it (thin_registers.csv in
+// docs/results), it wins for 1- and 2-byte elements; the same way for wider elements, and for a
+// stream dealt into rows (each lane taking its neighbour's bytes by a shuffle for the misaligned
+// rows' stores), lost on an H200.
+template <class T>
+__device__ __forceinline__ uint4 load_unaligned(const T* at) {
+  const int shift = static_cast<int>(reinterpret_cast<Address>(at) % VECTOR_BYTES);
+  const auto* pair =
+      reinterpret_cast<const uint4*>(reinterpret_cast<const std::uint8_t*>(at) - shift);
+  const uint4 a = pair[0], b = pair[1];
+  const std::uint32_t lo[WORDS] = {a.x, a.y, a.z, a.w}, hi[WORDS] = {b.x, b.y, b.z, b.w};
+  std::uint32_t v[WORDS];
+  extract(lo, hi, shift, v);
+  return make_uint4(v[0], v[1], v[2], v[3]);
+}
+
+template <class T, int K>
+__global__ void __launch_bounds__(THIN_BLOCK)
+    thin_register_kernel(const T* __restrict__ in, T* __restrict__ out, int rows, int cols) {
+  static_assert(sizeof(T) <= 2, "wider elements interleave faster through thin_kernel");
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  using short_rows::WARP_SIZE;
+  __shared__ uint4 stages[THIN_BLOCK / WARP_SIZE][WARP_SIZE * K];
+  const int lane = static_cast<int>(threadIdx.x % WARP_SIZE);
+  const int t = (blockIdx.x * THIN_BLOCK + threadIdx.x) * N;  // this thread's first index
+  // Whole: N indices, and the aligned vector after them, in every short row.
+  const bool whole = t + 2 * N <= cols;
+  VectorOf<T> short_vectors[K], run[K];  // short row k's N elements; the same, interleaved
+  if (whole)
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      short_vectors[k].word = load_unaligned(in + static_cast<std::size_t>(k) * cols + t);
+  short_rows::interleave<T, K>(short_vectors, run);
+  short_rows::scatter_runs<T, K>(stages[threadIdx.x / WARP_SIZE],
+                                 whole ? out + static_cast<std::size_t>(t) * K : nullptr, lane,
+                                 run);
+  if (!whole)
+    for (int i = t; i < min(t + N, cols); ++i)
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+        out[static_cast<std::size_t>(i) * K + k] = in[static_cast<std::size_t>(k) * cols + i];
+}
+
+template <class T, int K>
+LaunchShape launch_thin_registers(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
+  constexpr int SPAN = THIN_BLOCK * (VECTOR_BYTES / sizeof(T));  // indices t a block
+  const dim3 block(THIN_BLOCK), grid((cols + SPAN - 1) / SPAN);
+  lab::require_grid(grid, lab::GridAxes::kColsInX, 0, SPAN, rows, cols);
+  thin_register_kernel<T, K><<<grid, block, 0, stream>>>(in, out, rows, cols);
+  return LaunchShape{grid, block};
+}
+
+// thin_register_kernel needs both matrices to start on a vector (its stream is whole vectors from
+// the start; the vector a row's first bytes straddle lies in the matrix).
 template <class T>
 LaunchShape launch_thin(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   const bool few_rows = rows < cols;
+  if constexpr (sizeof(T) <= 2) {
+    if (few_rows &&
+        (reinterpret_cast<Address>(in) | reinterpret_cast<Address>(out)) % VECTOR_BYTES == 0) {
+      switch (rows) {  // K: 2 to THIN_EXTENT - 1 (1 x N is a copy)
+        case 2:
+          return launch_thin_registers<T, 2>(in, out, rows, cols, stream);
+        case 3:
+          return launch_thin_registers<T, 3>(in, out, rows, cols, stream);
+        case 4:
+          return launch_thin_registers<T, 4>(in, out, rows, cols, stream);
+        case 5:
+          return launch_thin_registers<T, 5>(in, out, rows, cols, stream);
+        case 6:
+          return launch_thin_registers<T, 6>(in, out, rows, cols, stream);
+        default:
+          return launch_thin_registers<T, 7>(in, out, rows, cols, stream);
+      }
+    }
+  }
   auto run = [&](auto few_rows_kernel, auto few_cols_kernel, int span) {  // span: indices t a block
     const dim3 block(THIN_BLOCK), grid(((few_rows ? cols : rows) + span - 1) / span);
     if (few_rows) {

@@ -30,7 +30,8 @@
 #include "../common/cuda_check.cuh"
 #include "../common/packed_block.cuh"  // transpose_in_registers, VECTOR_BYTES, WORDS
 #include "../common/permute_step.hpp"
-#include "tile_shape.hpp"  // plane_tile: the tile's shape for a plane
+#include "../common/short_rows.cuh"  // the K x N register transpose, the warp's stage
+#include "tile_shape.hpp"            // plane_tile: the tile's shape for a plane
 
 // PERMUTE.v4_small_planes's launch_permute, linked under this name (common/permute_step.mk).
 template <class T>
@@ -322,25 +323,15 @@ ShortPath short_path(const lab::Plan& plan, int n, const void* in, const void* o
 // ---- Short planes: a side of K < SHORT_SIDE elements (3 channels). v4 takes such a side whole
 // ---- with a stretch of the long one, one element an access. Interleaving (the short side is the
 // output's innermost, NCHW to NHWC), K input rows become one output run; spreading (the short side
-// is the input's innermost, the way back), one input run becomes K rows. Here each thread takes N
-// elements of the long side in all K short rows, K vectors of 16 bytes, and the same elements
-// interleaved, K vectors of the run: a K x N transpose with every index known to the compiler, so
-// the elements move between registers (byte and half-word permutes below 4 bytes). The short
-// rows' vectors are coalesced as they are (consecutive threads, consecutive vectors); a thread's
-// run is 16 * K contiguous bytes, so a warp's K accesses of the runs would each cover 32 pieces of
-// 16 bytes, 16 * K bytes apart. They pass through the warp's own stage in shared memory instead:
-// access s of the warp moves vector s * 32 + lane of the warp's 32 runs, 512 contiguous bytes.
+// is the input's innermost, the way back), one input run becomes K rows. Each thread moves N
+// elements of the long side in all K short rows, transposed in registers, the runs through the
+// warp's stage (common/short_rows.cuh).
 // Measured (short_planes.csv in docs/results/h100, h200; NCHW to NHWC and back with 3 channels,
 // 4096 planes of 3 x 1000 but uint8's, which are not whole vectors): 1- and 2-byte elements from
 // 66-88% of the copy to 90-103% on an H100 and from 53-73% to 91-100% on an H200, where each
 // element was gathered from a shared stage; 4- to 16-byte ones lose at most a point on the H100
 // (NHWC to NCHW, 8 and 16 bytes) and gain up to 13 (float32, 3 x 1000), and 4 to 24 on the H200.
-constexpr int WARP_SIZE = 32;
-
-// A pointer of lane `owner`, as every lane of the warp asks for one.
-__device__ unsigned long long lane_value(const void* pointer, int owner) {
-  return __shfl_sync(~0u, reinterpret_cast<unsigned long long>(pointer), owner);
-}
+using short_rows::WARP_SIZE;
 
 template <class T, int K, bool kInterleave>
 __global__ void __launch_bounds__(THREADS)
@@ -362,55 +353,24 @@ __global__ void __launch_bounds__(THREADS)
       first = (i - b * per_plane) * N;
       plan.batch.offsets(b, in_base, out_base);
     }
-    // Where this lane's run starts, and where vector v of the warp's runs lies (its lane's, part).
+    // Where this lane's run starts (nullptr: the lane is past the end).
     const T* run_in = i < total ? in + in_base + first * K : nullptr;
     T* run_out = i < total ? out + out_base + first * K : nullptr;
-    auto run_vector = [&](int s, auto at) {
-      const int v = s * WARP_SIZE + lane, owner = v / K;
-      at(v, owner, v - owner * K);
-    };
     VectorOf<T> rows[K], run[K];  // rows[k]: short row k's N elements; run: them interleaved
     if constexpr (kInterleave) {
       if (i < total)
 #pragma unroll
         for (int k = 0; k < K; ++k)
           rows[k].word = *reinterpret_cast<const uint4*>(in + in_base + k * plan.in_pitch + first);
+      short_rows::interleave<T, K>(rows, run);
+      short_rows::scatter_runs<T, K>(stage, run_out, lane, run);
     } else {
+      short_rows::gather_runs<T, K>(stage, run_in, lane, run);
+      short_rows::spread<T, K>(run, rows);
+      if (i < total)
 #pragma unroll
-      for (int s = 0; s < K; ++s)
-        run_vector(s, [&](int v, int owner, int part) {
-          const auto* from = reinterpret_cast<const T*>(lane_value(run_in, owner));
-          if (from) stage[v] = *reinterpret_cast<const uint4*>(from + part * N);
-        });
-      __syncwarp();
-#pragma unroll
-      for (int s = 0; s < K; ++s) run[s].word = stage[lane * K + s];
-    }
-#pragma unroll
-    for (int p = 0; p < N; ++p) {
-#pragma unroll
-      for (int k = 0; k < K; ++k) {  // run element p * K + k is row k's element p
-        const int e = p * K + k;
-        if constexpr (kInterleave)
-          run[e / N].element[e % N] = rows[k].element[p];
-        else
-          rows[k].element[p] = run[e / N].element[e % N];
-      }
-    }
-    if constexpr (kInterleave) {
-#pragma unroll
-      for (int s = 0; s < K; ++s) stage[lane * K + s] = run[s].word;
-      __syncwarp();
-#pragma unroll
-      for (int s = 0; s < K; ++s)
-        run_vector(s, [&](int v, int owner, int part) {
-          auto* to = reinterpret_cast<T*>(lane_value(run_out, owner));
-          if (to) *reinterpret_cast<uint4*>(to + part * N) = stage[v];
-        });
-    } else if (i < total) {
-#pragma unroll
-      for (int k = 0; k < K; ++k)
-        *reinterpret_cast<uint4*>(out + out_base + k * plan.out_pitch + first) = rows[k].word;
+        for (int k = 0; k < K; ++k)
+          *reinterpret_cast<uint4*>(out + out_base + k * plan.out_pitch + first) = rows[k].word;
     }
     __syncwarp();  // the stage is read whole before the next round overwrites it
   }
