@@ -417,7 +417,7 @@ LaunchShape launch_realigned(const T* in, T* out, int rows, int cols, cudaStream
 // at three of five thin shapes (thin_kernel.csv in docs/results/h100).
 // Interleaving 1- and 2-byte elements, the element accesses of the short rows are the limit (a
 // warp's uint8 load moves 32 bytes): there thin_register_kernel reads them 16 bytes at a time.
-constexpr int THIN_EXTENT = 8;
+constexpr int THIN_EXTENT = short_rows::MAX_SIDE + 1;  // the short sides of common/short_rows.cuh
 constexpr int THIN_BLOCK = 256;
 template <class T>
 constexpr int THIN_VECTOR = VECTOR_BYTES / sizeof(T);  // elements a thread of each short row
@@ -595,20 +595,9 @@ LaunchShape launch_thin(const T* in, T* out, int rows, int cols, cudaStream_t st
   if constexpr (sizeof(T) <= 2) {
     if (few_rows &&
         (reinterpret_cast<Address>(in) | reinterpret_cast<Address>(out)) % VECTOR_BYTES == 0) {
-      switch (rows) {  // K: 2 to THIN_EXTENT - 1 (1 x N is a copy)
-        case 2:
-          return launch_thin_registers<T, 2>(in, out, rows, cols, stream);
-        case 3:
-          return launch_thin_registers<T, 3>(in, out, rows, cols, stream);
-        case 4:
-          return launch_thin_registers<T, 4>(in, out, rows, cols, stream);
-        case 5:
-          return launch_thin_registers<T, 5>(in, out, rows, cols, stream);
-        case 6:
-          return launch_thin_registers<T, 6>(in, out, rows, cols, stream);
-        default:
-          return launch_thin_registers<T, 7>(in, out, rows, cols, stream);
-      }
+      return short_rows::with_side(rows, [&](auto k) {  // 2 to 7 rows (1 x N is a copy)
+        return launch_thin_registers<T, decltype(k)::value>(in, out, rows, cols, stream);
+      });
     }
   }
   auto run = [&](auto few_rows_kernel, auto few_cols_kernel, int span) {  // span: indices t a block

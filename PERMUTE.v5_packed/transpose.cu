@@ -44,7 +44,7 @@ using packed_tile::cell;
 using packed_tile::THREADS;  // as v3's 32 x 8: each thread moves one N x N block a tile
 using packed_tile::TileShape;
 constexpr int SHORT_AXIS = 32;  // v4's kShortAxis: below it, v4's shaped tiles do better
-constexpr int SHORT_SIDE = 8;   // a plane side under it goes to short_register_kernel
+constexpr int SHORT_SIDE = short_rows::MAX_SIDE + 1;  // a side under it: short_register_kernel
 // Blocks launched at most along each grid axis (y and z allow no more); a block loops past that.
 constexpr lab::Index kMaxBlocks = 65535;
 
@@ -394,20 +394,10 @@ template <class T>
 LaunchShape launch_short(const T* in, T* out, const lab::Plan& plan, ShortPath path,
                          cudaStream_t stream) {
   const bool interleave = path == ShortPath::kInterleave;
-  switch (interleave ? plan.rows : plan.cols) {  // K: 2 to SHORT_SIDE - 1 (a side of 1 is fused)
-    case 2:
-      return launch_short_registers<T, 2>(in, out, plan, interleave, stream);
-    case 3:
-      return launch_short_registers<T, 3>(in, out, plan, interleave, stream);
-    case 4:
-      return launch_short_registers<T, 4>(in, out, plan, interleave, stream);
-    case 5:
-      return launch_short_registers<T, 5>(in, out, plan, interleave, stream);
-    case 6:
-      return launch_short_registers<T, 6>(in, out, plan, interleave, stream);
-    default:
-      return launch_short_registers<T, 7>(in, out, plan, interleave, stream);
-  }
+  // K: 2 to SHORT_SIDE - 1 (a side of 1 is fused)
+  return short_rows::with_side(interleave ? plan.rows : plan.cols, [&](auto k) {
+    return launch_short_registers<T, decltype(k)::value>(in, out, plan, interleave, stream);
+  });
 }
 
 // ---- Runs: the innermost axis stays innermost, so each plane is one run copied whole. v3 copies

@@ -11,11 +11,34 @@
 // PERMUTE.v5_packed (short planes).
 #pragma once
 
+#include <type_traits>
+
 #include "packed_block.cuh"  // VectorOf, VECTOR_BYTES
 
 namespace short_rows {
 
 constexpr int WARP_SIZE = 32;
+constexpr int MAX_SIDE = 7;  // K: a short side of 2 to 7 elements (8 and more take a tile)
+
+// f(std::integral_constant<int, K>{}) for K = side (2 to MAX_SIDE): K becomes a template argument,
+// so that every index of the K x N transpose is known to the compiler.
+template <class F>
+decltype(auto) with_side(int side, F&& f) {
+  switch (side) {
+    case 2:
+      return f(std::integral_constant<int, 2>{});
+    case 3:
+      return f(std::integral_constant<int, 3>{});
+    case 4:
+      return f(std::integral_constant<int, 4>{});
+    case 5:
+      return f(std::integral_constant<int, 5>{});
+    case 6:
+      return f(std::integral_constant<int, 6>{});
+    default:
+      return f(std::integral_constant<int, MAX_SIDE>{});
+  }
+}
 
 // run element p * K + k is row k's element p
 template <class T, int K>
