@@ -2,7 +2,7 @@
 // The rows of the input, or of the output, then start anywhere inside a 16-byte vector, and the
 // packed kernel of transpose.cu cannot run. Two paths keep such shapes at least as fast as v6
 // (launch_transpose, at the end, picks the kernel; a 1 x N or N x 1 matrix, its own transpose
-// byte for byte, it copies, and a matrix of a few rows or columns goes through thin_kernel); they
+// byte for byte, it copies, and a matrix of a few rows or columns goes through a thin kernel); they
 // are beyond the lesson, not in the exercise:
 // - 16-byte elements: v6's kernel (N = 1: nothing to pack, and a 16-byte element is aligned
 //   wherever it starts), with each output row cut where its own 32-byte sectors begin
@@ -559,29 +559,27 @@ __global__ void __launch_bounds__(THIN_BLOCK)
   using short_rows::WARP_SIZE;
   __shared__ uint4 stages[THIN_BLOCK / WARP_SIZE][WARP_SIZE * K];
   const int lane = static_cast<int>(threadIdx.x % WARP_SIZE);
-  const int t = (blockIdx.x * THIN_BLOCK + threadIdx.x) * N;  // this thread's first index
-  // Whole: N indices, and the aligned vector after them, in every short row.
-  const bool whole = t + 2 * N <= cols;
-  VectorOf<T> short_vectors[K], run[K];  // short row k's N elements; the same, interleaved
+  // This thread's first index, 64-bit as every address formed from it.
+  const std::size_t t = (std::size_t{blockIdx.x} * THIN_BLOCK + threadIdx.x) * N;
+  const auto length = static_cast<std::size_t>(cols);
+  const bool whole = t + 2 * N <= length;  // N indices and the aligned vector after them, each row
+  VectorOf<T> short_vectors[K], run[K];    // short row k's N elements; the same, interleaved
   if (whole)
 #pragma unroll
-    for (int k = 0; k < K; ++k)
-      short_vectors[k].word = load_unaligned(in + static_cast<std::size_t>(k) * cols + t);
+    for (int k = 0; k < K; ++k) short_vectors[k].word = load_unaligned(in + k * length + t);
   short_rows::interleave<T, K>(short_vectors, run);
-  short_rows::scatter_runs<T, K>(stages[threadIdx.x / WARP_SIZE],
-                                 whole ? out + static_cast<std::size_t>(t) * K : nullptr, lane,
-                                 run);
+  short_rows::scatter_runs<T, K>(stages[threadIdx.x / WARP_SIZE], whole ? out + t * K : nullptr,
+                                 lane, run);
   if (!whole)
-    for (int i = t; i < min(t + N, cols); ++i)
+    for (std::size_t i = t; i < t + N && i < length; ++i)
 #pragma unroll
-      for (int k = 0; k < K; ++k)
-        out[static_cast<std::size_t>(i) * K + k] = in[static_cast<std::size_t>(k) * cols + i];
+      for (int k = 0; k < K; ++k) out[i * K + k] = in[k * length + i];
 }
 
 template <class T, int K>
 LaunchShape launch_thin_registers(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   constexpr int SPAN = THIN_BLOCK * (VECTOR_BYTES / sizeof(T));  // indices t a block
-  const dim3 block(THIN_BLOCK), grid((cols + SPAN - 1) / SPAN);
+  const dim3 block(THIN_BLOCK), grid((std::int64_t{cols} + SPAN - 1) / SPAN);
   lab::require_grid(grid, lab::GridAxes::kColsInX, 0, SPAN, rows, cols);
   thin_register_kernel<T, K><<<grid, block, 0, stream>>>(in, out, rows, cols);
   return LaunchShape{grid, block};
@@ -601,7 +599,7 @@ LaunchShape launch_thin(const T* in, T* out, int rows, int cols, cudaStream_t st
     }
   }
   auto run = [&](auto few_rows_kernel, auto few_cols_kernel, int span) {  // span: indices t a block
-    const dim3 block(THIN_BLOCK), grid(((few_rows ? cols : rows) + span - 1) / span);
+    const dim3 block(THIN_BLOCK), grid((std::int64_t{few_rows ? cols : rows} + span - 1) / span);
     if (few_rows) {
       lab::require_grid(grid, lab::GridAxes::kColsInX, 0, span, rows, cols);
       few_rows_kernel<<<grid, block, 0, stream>>>(in, out, rows, cols);
