@@ -477,21 +477,13 @@ __global__ void __launch_bounds__(THIN_BLOCK) thin_kernel(const T* in, T* out, i
       stream_vector(i, [&](int e, int count, T* const* at) {
         for (int j = 0; j < N; ++j)
           if (j < count) vectors[i].element[j] = *at[j];
-        T* target = out + stream_begin + e;
-        if (count == N && reinterpret_cast<Address>(target) % VECTOR_BYTES == 0)
-          *reinterpret_cast<uint4*>(target) = vectors[i].word;
-        else
-          for (int j = 0; j < count; ++j) target[j] = vectors[i].element[j];
+        store_elements(out + stream_begin + e, vectors[i], count);
       });
   } else {
 #pragma unroll
     for (int i = 0; i < SHORT; ++i)  // every load first
       stream_vector(i, [&](int e, int count, T* const*) {
-        const T* source = in + stream_begin + e;
-        if (count == N && reinterpret_cast<Address>(source) % VECTOR_BYTES == 0)
-          vectors[i].word = *reinterpret_cast<const uint4*>(source);
-        else
-          for (int j = 0; j < count; ++j) vectors[i].element[j] = source[j];
+        load_elements(in + stream_begin + e, vectors[i], count);
       });
 #pragma unroll
     for (int i = 0; i < SHORT; ++i)
@@ -576,43 +568,35 @@ __global__ void __launch_bounds__(THIN_BLOCK)
       for (int k = 0; k < K; ++k) out[i * K + k] = in[k * length + i];
 }
 
-template <class T, int K>
-LaunchShape launch_thin_registers(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
-  constexpr int SPAN = THIN_BLOCK * (VECTOR_BYTES / sizeof(T));  // indices t a block
-  const dim3 block(THIN_BLOCK), grid((std::int64_t{cols} + SPAN - 1) / SPAN);
-  lab::require_grid(grid, lab::GridAxes::kColsInX, 0, SPAN, rows, cols);
-  thin_register_kernel<T, K><<<grid, block, 0, stream>>>(in, out, rows, cols);
-  return LaunchShape{grid, block};
-}
-
 // thin_register_kernel needs both matrices to start on a vector (its stream is whole vectors from
 // the start; the vector a row's first bytes straddle lies in the matrix).
 template <class T>
 LaunchShape launch_thin(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   const bool few_rows = rows < cols;
+  // A block takes `span` indices t along the long axis.
+  auto run = [&](auto kernel, int span) {
+    const dim3 block(THIN_BLOCK), grid((std::int64_t{few_rows ? cols : rows} + span - 1) / span);
+    if (few_rows)
+      lab::require_grid(grid, lab::GridAxes::kColsInX, 0, span, rows, cols);
+    else
+      lab::require_grid(grid, lab::GridAxes::kRowsInX, span, cols, rows, cols);
+    kernel<<<grid, block, 0, stream>>>(in, out, rows, cols);
+    return LaunchShape{grid, block};
+  };
   if constexpr (sizeof(T) <= 2) {
     if (few_rows &&
         (reinterpret_cast<Address>(in) | reinterpret_cast<Address>(out)) % VECTOR_BYTES == 0) {
       return short_rows::with_side(rows, [&](auto k) {  // 2 to 7 rows (1 x N is a copy)
-        return launch_thin_registers<T, decltype(k)::value>(in, out, rows, cols, stream);
+        return run(thin_register_kernel<T, decltype(k)::value>, THIN_SPAN<T>);
       });
     }
   }
-  auto run = [&](auto few_rows_kernel, auto few_cols_kernel, int span) {  // span: indices t a block
-    const dim3 block(THIN_BLOCK), grid((std::int64_t{few_rows ? cols : rows} + span - 1) / span);
-    if (few_rows) {
-      lab::require_grid(grid, lab::GridAxes::kColsInX, 0, span, rows, cols);
-      few_rows_kernel<<<grid, block, 0, stream>>>(in, out, rows, cols);
-    } else {
-      lab::require_grid(grid, lab::GridAxes::kRowsInX, span, cols, rows, cols);
-      few_cols_kernel<<<grid, block, 0, stream>>>(in, out, rows, cols);
-    }
-    return LaunchShape{grid, block};
-  };
   if constexpr (sizeof(T) == 1)
-    return run(thin_element_kernel<T, true>, thin_element_kernel<T, false>, THIN_BLOCK);
+    return few_rows ? run(thin_element_kernel<T, true>, THIN_BLOCK)
+                    : run(thin_element_kernel<T, false>, THIN_BLOCK);
   else
-    return run(thin_kernel<T, true>, thin_kernel<T, false>, THIN_SPAN<T>);
+    return few_rows ? run(thin_kernel<T, true>, THIN_SPAN<T>)
+                    : run(thin_kernel<T, false>, THIN_SPAN<T>);
 }
 
 // The packed kernel where every row is whole aligned vectors, else one of the paths above.

@@ -19,6 +19,33 @@ union VectorOf {
   T element[VECTOR_BYTES / sizeof(T)];
 };
 
+// The first `count` (at most N) elements of v to `target`, or from `source`: one 16-byte access
+// where they are all N and the address is aligned, else an element at a time (a row's last
+// elements, or a row that starts mid-vector).
+template <class T>
+__device__ __forceinline__ void store_elements(T* target, const VectorOf<T>& v, int count) {
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  if (count == N && reinterpret_cast<std::uintptr_t>(target) % VECTOR_BYTES == 0) {
+    *reinterpret_cast<uint4*>(target) = v.word;
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      if (i < count) target[i] = v.element[i];
+  }
+}
+
+template <class T>
+__device__ __forceinline__ void load_elements(const T* source, VectorOf<T>& v, int count) {
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  if (count == N && reinterpret_cast<std::uintptr_t>(source) % VECTOR_BYTES == 0) {
+    v.word = *reinterpret_cast<const uint4*>(source);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      if (i < count) v.element[i] = source[i];
+  }
+}
+
 // The N x N block of E-byte elements (row k in w[k]) transposed in place: round S swaps the
 // elements of row i whose index has bit S set with those of row i + S whose index has it clear.
 template <int E, int N>
