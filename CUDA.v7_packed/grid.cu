@@ -22,9 +22,4 @@ inline dim3 tile_grid(int rows, int cols, int tile_dim) {
   return dim3((rows - 1) / tile_dim + 1, (tiles_c - 1) / z + 1, z);
 }
 
-// Above 48 KiB of shared memory a kernel must ask for it, on every GPU it runs on (the attribute
-// belongs to the device it was set on): asked at each launch, a call of about a microsecond.
-template <class Kernel>
-void allow_shared_bytes(Kernel kernel, int bytes) {
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-}
+using lab::allow_shared_bytes;  // shared memory past 48 KiB (common/cuda_check.cuh)

@@ -567,9 +567,7 @@ LaunchShape launch_tile(const T* in, T* out, const lab::Plan& plan, const Borrow
   const TileShape shape = plane_tile(plan, N).shape;
   const int threads = shape.groups * shape.chunks;
   const int shared_bytes = threads * N * VECTOR_BYTES;  // up to 64 KiB for 1-byte elements
-  // Above 48 KiB a kernel must ask, on every GPU it runs on: a call of about a microsecond.
-  CUDA_CHECK(cudaFuncSetAttribute(permute_kernel<T, kBorrowed>,
-                                  cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
+  lab::allow_shared_bytes(permute_kernel<T, kBorrowed>, shared_bytes);
   const dim3 block(threads);
   const dim3 grid(blocks_for(plan.cols, shape.chunks * N), blocks_for(plan.rows, shape.groups * N),
                   blocks_for(plan.batch.count, 1));

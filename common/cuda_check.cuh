@@ -26,6 +26,17 @@ namespace lab {
       lab::fail_call("CUDA", cudaGetErrorString(cuda_check_status), __FILE__, __LINE__, #call); \
   } while (0)
 
+namespace lab {
+
+// Above 48 KiB of shared memory a kernel must ask for it, on every GPU it runs on (the attribute
+// belongs to the device it was set on): asked at each launch, a call of about a microsecond.
+template <class Kernel>
+void allow_shared_bytes(Kernel kernel, int bytes) {
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+}
+
+}  // namespace lab
+
 // A cuBLAS or cuBLASLt call (both return cublasStatus_t; include their header first);
 // `status_string` is the library's own function that names a status.
 #define LAB_CUBLAS_CHECK(call, status_string)                                                  \
