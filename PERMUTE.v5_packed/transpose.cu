@@ -483,12 +483,15 @@ __device__ uint4 gather(const T* stage, At at) {
 
 // ---- Whole planes in a row (4096 matrices of 17 x 19, 3 x 1000 uint8): no plane row is whole
 // ---- vectors, but where each plane is dense and the batch lays them one after the other on both
-// sides, P planes are one stretch of input and one of output. A block copies a stretch into shared
-// memory with 16-byte loads and writes its output stretch with 16-byte stores, each vector gathered
-// element by element (`gather`); the few elements past the last whole vector go one by
-// one. P is the most planes a stage holds whose bytes are whole vectors, so every stretch starts on
-// a vector.
+// sides, P planes are one stretch of input and one of output, starting at the same offset. A block
+// copies the aligned vectors that cover its input stretch into shared memory with 16-byte loads and
+// writes the whole vectors of its output stretch with 16-byte stores, each gathered element by
+// element (`gather`); the few elements at the stretch's two ends, in vectors it shares with its
+// neighbours, go one by one. P is chosen on the host (staged_stretch): as many planes as the stage
+// holds, fewer where that would leave the GPU with less than STAGED_BLOCKS_PER_SM blocks an SM.
 constexpr int STAGE_BYTES = 16384;
+constexpr int STAGED_BLOCKS_PER_SM = 4;
+constexpr int STAGED_LOADS = 4;  // vectors a thread loads before it stores any to the stage
 
 template <class T>
 __global__ void __launch_bounds__(THREADS)
@@ -497,41 +500,60 @@ __global__ void __launch_bounds__(THREADS)
   constexpr int N = VECTOR_BYTES / sizeof(T);
   extern __shared__ uint4 stage_vectors[];
   T* stage = reinterpret_cast<T*>(stage_vectors);
+  const uint4* in_vectors = reinterpret_cast<const uint4*>(in);
+  const lab::Index whole = total / N;  // vectors wholly inside the tensor
   const int plane = rows * cols;
-  // Output element e of a stretch is in plane p at (c, r): input element (r, c) of that plane.
-  auto source = [=](int e) {
-    const int p = e / plane, o = e - p * plane, c = o / rows;
-    return p * plane + (o - c * rows) * cols + c;
-  };
   for (lab::Index first = lab::Index{blockIdx.x} * stretch; first < total;
        first += lab::Index{gridDim.x} * stretch) {
-    const int count = static_cast<int>(total - first < stretch ? total - first : stretch);
-    const int vectors = count / N;
-    for (int v = threadIdx.x; v < vectors; v += THREADS)
-      stage_vectors[v] = reinterpret_cast<const uint4*>(in + first)[v];
-    for (int e = vectors * N + threadIdx.x; e < count; e += THREADS) stage[e] = in[first + e];
+    const lab::Index end = total - first < stretch ? total : first + stretch;
+    const lab::Index base = first / N * N;  // the stage's element 0: the first vector's start
+    const int lead = static_cast<int>(first - base);
+    // Output element e of the stretch is in plane p at (c, r): input element (r, c) of that plane.
+    auto source = [=](lab::Index e) {
+      const int o = static_cast<int>(e - first), p = o / plane, q = o - p * plane, c = q / rows;
+      return lead + p * plane + (q - c * rows) * cols + c;
+    };
+    const int vectors = static_cast<int>((end < whole * N ? (end + N - 1) / N : whole) - base / N);
+    for (int v = threadIdx.x; v < vectors; v += STAGED_LOADS * THREADS) {
+      uint4 loaded[STAGED_LOADS];
+#pragma unroll
+      for (int k = 0; k < STAGED_LOADS; ++k)
+        if (v + k * THREADS < vectors) loaded[k] = in_vectors[base / N + v + k * THREADS];
+#pragma unroll
+      for (int k = 0; k < STAGED_LOADS; ++k)
+        if (v + k * THREADS < vectors) stage_vectors[v + k * THREADS] = loaded[k];
+    }
+    for (lab::Index e = (base / N + vectors) * N + threadIdx.x; e < end; e += THREADS)
+      stage[e - base] = in[e];  // past the tensor's last whole vector
     __syncthreads();
-    for (int v = threadIdx.x; v < vectors; v += THREADS) {
-      int p = v * N / plane, o = v * N - p * plane, c = o / rows, r = o - c * rows;
-      reinterpret_cast<uint4*>(out + first)[v] = gather(stage, [&](int) {
-        const int at = p * plane + r * cols + c;
+    // Output vectors wholly inside the stretch: [head, tail) in elements; the rest one by one.
+    const lab::Index head = (first + N - 1) / N * N, tail = end / N * N;
+    for (lab::Index at = head + lab::Index{threadIdx.x} * N; at < tail; at += THREADS * N) {
+      const int o = static_cast<int>(at - first);
+      int p = o / plane, q = o - p * plane, c = q / rows, r = q - c * rows;
+      reinterpret_cast<uint4*>(out)[at / N] = gather(stage, [&](int) {
+        const int from = lead + p * plane + r * cols + c;
         if (++r == rows) {
           r = 0;
           if (++c == cols) c = 0, ++p;
         }
-        return at;
+        return from;
       });
     }
-    for (int e = vectors * N + threadIdx.x; e < count; e += THREADS)
-      out[first + e] = stage[source(e)];
+    const int ends = static_cast<int>(head < tail ? head - first : end - first);
+    const int after = static_cast<int>(head < tail ? end - tail : 0);
+    for (int k = threadIdx.x; k < ends + after; k += THREADS) {
+      const lab::Index e = k < ends ? first + k : tail + (k - ends);
+      out[e] = stage[source(e)];
+    }
     __syncthreads();  // the stage is read whole before the next stretch overwrites it
   }
 }
 
 // The elements of a stretch of whole planes in a row, or 0 where the planes do not lie so, where a
-// stage cannot hold enough of them to end on a vector, or where the plane's rows are whole vectors
-// of an even count of elements: the packed kernels or v4's tiles take those, and the gathers, which
-// step down a column of the stage, would meet on one shared-memory bank.
+// stage cannot hold one plane, or where the plane's rows are whole vectors of an even count of
+// elements: the packed kernels or v4's tiles take those, and the gathers, which step down a column
+// of the stage, would meet on one shared-memory bank.
 template <class T>
 lab::Index staged_stretch(const lab::Plan& plan, const T* in, const T* out) {
   const lab::Index plane = plan.rows * plan.cols;
@@ -542,19 +564,24 @@ lab::Index staged_stretch(const lab::Plan& plan, const T* in, const T* out) {
   if (plan.runs || plan.in_pitch != plan.cols || plan.out_pitch != plan.rows || !in_a_row ||
       !ragged || !aligned(in) || !aligned(out))
     return 0;
-  const lab::Index bytes = plane * lab::Index{sizeof(T)};
-  lab::Index step = 1;  // planes whose bytes are whole vectors
-  while (step * bytes % VECTOR_BYTES != 0) ++step;
-  const lab::Index planes = STAGE_BYTES / bytes / step * step;
-  return planes == 0 ? 0 : planes * plane;
+  const lab::Index fit = STAGE_BYTES / (plane * lab::Index{sizeof(T)});
+  if (fit == 0) return 0;
+  int device = 0, sms = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const lab::Index blocks = lab::Index{sms} * STAGED_BLOCKS_PER_SM;
+  const lab::Index spread = (plan.batch.count + blocks - 1) / blocks;  // planes a block, at most
+  return std::max(lab::Index{1}, std::min(fit, spread)) * plane;
 }
 
 template <class T>
 LaunchShape launch_staged(const T* in, T* out, const lab::Plan& plan, lab::Index stretch,
                           cudaStream_t stream) {
+  constexpr int N = VECTOR_BYTES / sizeof(T);
   const lab::Index total = plan.batch.count * plan.rows * plan.cols;
+  const int shared_bytes = static_cast<int>((stretch + 2 * N) / N * VECTOR_BYTES);
   const dim3 block(THREADS), grid(blocks_for(total, stretch));
-  staged_kernel<T><<<grid, block, stretch * sizeof(T), stream>>>(
+  staged_kernel<T><<<grid, block, shared_bytes, stream>>>(
       in, out, total, static_cast<int>(plan.rows), static_cast<int>(plan.cols),
       static_cast<int>(stretch));
   return {grid, block};
