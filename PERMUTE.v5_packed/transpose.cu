@@ -490,7 +490,7 @@ __device__ uint4 gather(const T* stage, At at) {
 // neighbours, go one by one. P is chosen on the host (staged_stretch): as many planes as the stage
 // holds, fewer where that would leave the GPU with less than STAGED_BLOCKS_PER_SM blocks an SM.
 constexpr int STAGE_BYTES = 16384;
-// 1 (what a stage holds) or 16 lost for 17 x 19 planes (staged_planes.csv in docs/results/h100).
+// 1 (all a stage holds) or 16 lost for 17 x 19 planes (staged_planes.csv in docs/results/h*).
 constexpr int STAGED_BLOCKS_PER_SM = 4;
 constexpr int STAGED_LOADS = 4;  // vectors a thread loads before it stores any to the stage
 
