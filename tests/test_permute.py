@@ -663,6 +663,12 @@ PACKED_EDGES = (
     ("17,19", "1,0"),
     ("5,3,7", "0,2,1"),
     ("3,100,101", "0,2,1"),
+    # ... planes of K rows under N, each element's place known to the compiler (K = 2 to 7), the
+    # vectors that cross into the next plane element by element.
+    ("13,2,37", "0,2,1"),
+    ("9,5,33", "0,2,1"),
+    ("3,6,1001", "0,2,1"),
+    ("11,7,45", "0,2,1"),
     # Borrowed axes: a plane side that is not whole tiles takes in the batch axis right after it.
     ("16,3,16,2,16,16", "5,3,1,4,0,2"),  # the 6-d case in small: 16 x 16 planes, both sides borrow
     ("32,40,24,48", "3,2,1,0"),          # a reversal: 32 x 48 planes widened to 1280 x 1152
