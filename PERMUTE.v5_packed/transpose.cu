@@ -542,7 +542,7 @@ __global__ void __launch_bounds__(THREADS)
         const int next = (c + 1 < cols ? lead + p * plane + c + 1 : lead + (p + 1) * plane);
         const int second = next - before * cols;  // the next column's start, less `before` rows
         to = gather(stage, [&](int k) { return (k < before ? start : second) + k * cols; });
-      } else {  // a vector crosses several columns: step (r, c, p) element by element
+      } else {  // fewer rows, or wider elements: step (r, c, p) element by element
         to = gather(stage, [&](int) {
           const int from = lead + p * plane + r * cols + c;
           if (++r == rows) {

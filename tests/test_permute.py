@@ -663,8 +663,8 @@ PACKED_EDGES = (
     ("17,19", "1,0"),
     ("5,3,7", "0,2,1"),
     ("3,100,101", "0,2,1"),
-    # ... planes of K rows under N, each element's place known to the compiler (K = 2 to 7), the
-    # vectors that cross into the next plane element by element.
+    # ... planes of 2 to 7 rows, under N for the narrow types: a vector steps over several columns
+    # and, near a plane's end, into the next plane.
     ("13,2,37", "0,2,1"),
     ("9,5,33", "0,2,1"),
     ("3,6,1001", "0,2,1"),
