@@ -248,11 +248,10 @@ LaunchShape launch_tma(const T* in, T* out, int rows, int cols, cudaStream_t str
     maps.out_map = tma_map(out, cols, 1LL * rows * E, TMA_UNIT<T>, TILE_DIM, SWIZZLE_BYTES,
                            CU_TENSOR_MAP_SWIZZLE_128B);
     // As many blocks as fit on the GPU at once, each walking its share of the tiles.
-    int sms = 0, per_sm = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tma_kernel<T>, THREADS,
                                                              SHARED_BYTES));
-    maps.blocks = sms * (per_sm > 0 ? per_sm : 1);
+    maps.blocks = lab::multiprocessors() * (per_sm > 0 ? per_sm : 1);
     maps.in = in, maps.out = out, maps.rows = rows, maps.cols = cols, maps.device = device;
   }
   const int tiles_r = (rows - 1) / TILE_DIM + 1;

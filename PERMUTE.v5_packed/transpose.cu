@@ -579,10 +579,7 @@ lab::Index staged_stretch(const lab::Plan& plan, const T* in, const T* out) {
     return 0;
   const lab::Index fit = STAGE_BYTES / (plane * lab::Index{sizeof(T)});
   if (fit == 0) return 0;
-  int device = 0, sms = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const lab::Index blocks = lab::Index{sms} * STAGED_BLOCKS_PER_SM;
+  const lab::Index blocks = lab::Index{lab::multiprocessors()} * STAGED_BLOCKS_PER_SM;
   const lab::Index spread = (plan.batch.count + blocks - 1) / blocks;  // planes a block, at most
   return std::max(lab::Index{1}, std::min(fit, spread)) * plane;
 }

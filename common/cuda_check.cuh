@@ -35,6 +35,14 @@ void allow_shared_bytes(Kernel kernel, int bytes) {
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
 }
 
+// The current GPU's SM count: what a grid sized to fill the GPU once counts in.
+inline int multiprocessors() {
+  int device = 0, sms = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
 }  // namespace lab
 
 // A cuBLAS or cuBLASLt call (both return cublasStatus_t; include their header first);
