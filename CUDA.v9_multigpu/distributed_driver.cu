@@ -1335,7 +1335,7 @@ int run(Team& team, const lab::Options& options, const std::string& variant, boo
              : peer              ? " (virtual ranks: one GPU, peer writes between their bands)"
                                  : " (virtual ranks: one GPU, exchange by device copies)"),
         lab::matrix_line(plan.rows, plan.cols, dtype.name, dtype.bytes, options.reps, "runs") +
-            ", L2 flushed before each",
+            lab::L2Flush::described(),
         "bands    " + std::to_string(plan.ranks) + " ranks, input bands of " +
             std::to_string(min_rows) + " to " + std::to_string(max_rows) + " rows, " +
             (peer ? peer_writes(team)

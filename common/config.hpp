@@ -24,6 +24,9 @@ constexpr std::size_t kKeptBlockBytes = std::size_t{1} << 30;
 // use streaming stores (common/streaming_copy.hpp).
 constexpr std::size_t kFallbackCacheBytes = std::size_t{32} << 20;
 constexpr const char* kStreamingStoresVariable = "LAB_STREAMING_STORES";  // on, off, auto
+// How the GPU drivers empty L2 before each timed launch (common/cuda_harness.cuh): "write" (the
+// default, as nvbench: a memset as large as L2) or "read" (a read of twice L2's bytes).
+constexpr const char* kL2FlushVariable = "LAB_L2_FLUSH";
 
 // Exit codes every program shares (tests and transpose_lab/run_steps.py rely on them).
 constexpr int kExitOk = 0;

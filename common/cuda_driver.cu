@@ -239,7 +239,7 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
       std::string(STEP_NAME) + ": " + kStepSummary,
       {"device   " + std::string(properties.name),
        lab::matrix_line(rows, cols, dtype.name, dtype.bytes, options.reps, "launches") +
-           ", L2 flushed before each",
+           lab::L2Flush::described(),
        "check    first run " + first_check.describe(),
        "         last timed launch (fill 1): " + timed_check.describe(),
        "         last end-to-end run (fill 1): " + final_check.describe(),

@@ -196,22 +196,78 @@ LaunchShape launch_checked(const char* program, const T* in, T* out, int rows, i
   return shape;
 }
 
-// Before every timed launch the L2 cache is overwritten (as NVIDIA's nvbench does), so that a
-// matrix small enough to stay in L2 (50 MB on an H100, 60 MB on an H200) is read from DRAM like
-// a large one, by the step and by its ceiling alike: no figure passes 100% of the copy because the
-// second launch found its input in cache.
+// Before every timed launch the L2 cache is emptied of the tensors, so that a matrix small enough
+// to stay in L2 (50 MB on an H100, 60 MB on an H200) is read from DRAM like a large one, by the
+// step and by its ceiling alike: no figure passes 100% of the copy because the second launch found
+// its input in cache. By default with a memset as large as L2, as NVIDIA's nvbench does. That
+// leaves L2 full of modified lines, which the timed launch must write back to DRAM as it evicts
+// them, and not at the same cost for every kernel, nor in every process: on an H200, 4096 planes
+// of 64 x 64 float16 (PERMUTE.v5_packed) took 41 and 31 us in two runs after the memset and 20
+// us after a read, their copy 20 and 18 us (l2_flush.csv in docs/results). LAB_L2_FLUSH=read
+// reads twice L2's bytes instead: the lines left are clean, and the launch pays for its own bytes
+// only. Both are cold caches; the lab's figures use the default, and the CPU side's timer meets
+// the same trap (common/timer.hpp).
+enum class FlushKind { kWrite, kRead };
+
+// LAB_L2_FLUSH's choice, read once; a bad value is a usage error, never silently another flush.
+inline FlushKind l2_flush_kind() {
+  static const FlushKind kind = [] {
+    const char* setting = std::getenv(kL2FlushVariable);
+    if (setting == nullptr || std::string(setting) == "write") return FlushKind::kWrite;
+    if (std::string(setting) == "read") return FlushKind::kRead;
+    std::fprintf(stderr, "error: %s=%s: use write or read\n", kL2FlushVariable, setting);
+    std::exit(kExitUsage);
+  }();
+  return kind;
+}
+
+// Reads n vectors and keeps nothing: the sum is stored only where `never` says (nullptr: never),
+// a store the compiler cannot drop, so it keeps the loads. (A template: one kernel in every file
+// that includes this header.)
+template <class Vector>
+__global__ void read_to_flush(const Vector* data, std::size_t n, unsigned* never) {
+  unsigned sum = 0;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const Vector v = data[i];
+    sum ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (never != nullptr) *never = sum;
+}
+
 class L2Flush {
  public:
+  // How the runs' headers say it: ", L2 flushed before each" and the kind where it is not the
+  // default.
+  static std::string described() {
+    return l2_flush_kind() == FlushKind::kRead ? ", L2 flushed (read) before each"
+                                               : ", L2 flushed before each";
+  }
   explicit L2Flush(const cudaDeviceProp& properties)
-      : bytes_(static_cast<std::size_t>(std::max(properties.l2CacheSize, 0))) {
-    if (bytes_ != 0) buffer_ = allocate_device<unsigned char>(bytes_);
+      : kind_(l2_flush_kind()),
+        bytes_(static_cast<std::size_t>(std::max(properties.l2CacheSize, 0)) *
+               (kind_ == FlushKind::kRead ? 2 : 1) / sizeof(uint4) * sizeof(uint4)),
+        blocks_(std::max(properties.multiProcessorCount, 1) * kReadFlushBlocksPerSm) {
+    if (bytes_ == 0) return;
+    buffer_ = allocate_device<unsigned char>(bytes_);
+    if (kind_ == FlushKind::kRead) CUDA_CHECK(cudaMemset(buffer_.get(), 0, bytes_));
   }
   void operator()(cudaStream_t stream) const {
-    if (bytes_ != 0) CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0, bytes_, stream));
+    if (bytes_ == 0) return;
+    if (kind_ == FlushKind::kWrite) {
+      CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0, bytes_, stream));
+    } else {
+      read_to_flush<<<blocks_, kReadFlushThreads, 0, stream>>>(
+          reinterpret_cast<const uint4*>(buffer_.get()), bytes_ / sizeof(uint4), nullptr);
+      CUDA_CHECK(cudaGetLastError());
+    }
   }
 
  private:
+  static constexpr int kReadFlushThreads = 256, kReadFlushBlocksPerSm = 8;
+  FlushKind kind_;
   std::size_t bytes_;
+  int blocks_;
   DeviceArray<unsigned char> buffer_;
 };
 
@@ -302,6 +358,7 @@ inline void say_skipped(const char* program, const std::string& reason) {
 // element size (dtype.hpp), its exit code the program's.
 template <class Run>
 int run_on_device_0(const char* program, int elem_bytes, Run&& run) {
+  l2_flush_kind();  // a bad LAB_L2_FLUSH is refused before any GPU work, with or without a GPU
   static const std::string no_device = no_cuda_device_reason();  // asked once a process
   if (!no_device.empty()) {
     say_skipped(program, no_device);

@@ -120,7 +120,7 @@ int run(const lab::PermuteOptions& options, const cudaDeviceProp& properties) {
   lab::print_context(
       std::string(STEP_NAME) + ": " + kStepSummary,
       {"device   " + std::string(properties.name),
-       lab::tensor_line(p, dtype, options.reps, "launches") + ", L2 flushed before each",
+       lab::tensor_line(p, dtype, options.reps, "launches") + lab::L2Flush::described(),
        "fusion   " + lab::explain(p), "check    first run " + first_check.describe(),
        "         last timed launch (fill 1): " + timed_check.describe(),
        "         last end-to-end run (fill 1): " + final_check.describe()});

@@ -9,6 +9,7 @@ import pytest
 
 from conftest import (CPU_STEPS, CUDA_STEPS, DTYPES, EXIT_SKIPPED, EXIT_USAGE, PIPELINE_STEPS,
                       ROOT, WARMUP_VARIABLE, binary, run, steps_from_makefile)
+from transpose_lab.lab import L2_FLUSH_VARIABLE
 
 BAD_ARGUMENTS = [
     ["abc"], ["12x"], ["0"], ["-5"], ["64", "0"], ["64", "-1"], ["1e3"], ["64", "64", "64"],
@@ -155,10 +156,52 @@ def test_a_bad_warm_up_is_refused_by_the_pytorch_row_before_torch(tmp_path):
     assert not (tmp_path / "t.csv").exists()
 
 
-def test_measuring_runs_take_the_labs_warm_up():
+def test_measuring_runs_take_the_labs_warm_up_and_l2_flush(monkeypatch):
     from transpose_lab.lab import measuring_environment
+    monkeypatch.setenv(L2_FLUSH_VARIABLE, "read")
     assert WARMUP_VARIABLE not in measuring_environment()
+    assert L2_FLUSH_VARIABLE not in measuring_environment()
     assert measuring_environment({"NCCL_NVLS_ENABLE": "0"})["NCCL_NVLS_ENABLE"] == "0"
+
+
+# ---- The GPU's L2 flush: a memset (write), unless LAB_L2_FLUSH=read (common/cuda_harness.cuh).
+
+FLUSHED_PROGRAMS = [(CUDA_STEPS[0], ["33", "65"]),
+                    ("PERMUTE.v5_packed", ["--shape", "33,65", "--perm", "1,0"])]
+# The host pipeline flushes nothing (its matrix comes from host memory) but refuses a bad value too.
+FLUSH_PROGRAMS = FLUSHED_PROGRAMS + [(PIPELINE_STEPS[0], ["33", "65"])]
+
+
+@pytest.mark.parametrize("value", ["sometimes", "", "READ"])
+@pytest.mark.parametrize("program,args", FLUSH_PROGRAMS, ids=[p for p, _ in FLUSH_PROGRAMS])
+def test_a_bad_l2_flush_is_one_line_and_exit_2_with_or_without_a_gpu(program, args, value):
+    done = run(program, *args, "--reps", 1, env_extra={L2_FLUSH_VARIABLE: value})
+    assert done.returncode == EXIT_USAGE, done.stdout + done.stderr
+    assert done.stderr.strip() == f"error: {L2_FLUSH_VARIABLE}={value}: use write or read"
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("value,header", [(None, "L2 flushed before each"),
+                                          ("write", "L2 flushed before each"),
+                                          ("read", "L2 flushed (read) before each")])
+@pytest.mark.parametrize("program,args", FLUSHED_PROGRAMS, ids=[p for p, _ in FLUSHED_PROGRAMS])
+def test_either_l2_flush_times_a_verified_run_and_says_which(program, args, value, header,
+                                                             needs_gpu):
+    env = {L2_FLUSH_VARIABLE: value} if value else None
+    done = run(program, *args, "--reps", 3, env_extra=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert header in done.stdout
+    assert "verified" in done.stdout and "WRONG" not in done.stdout
+
+
+def test_a_bad_l2_flush_is_refused_by_the_pytorch_row_before_torch(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "transpose_lab.torch_reference", "--rows", "4",
+                           "--cols", "4", "--csv", tmp_path / "t.csv"], capture_output=True,
+                          text=True, cwd=ROOT,
+                          env=dict(os.environ, **{L2_FLUSH_VARIABLE: "x"}), timeout=120)
+    assert done.returncode == EXIT_USAGE
+    assert done.stderr.strip() == f"error: {L2_FLUSH_VARIABLE}=x: use write or read"
+    assert not (tmp_path / "t.csv").exists()
 
 
 # --- --cases FILE: many runs in one process (common/cli.hpp), as the tests and the grader use it.

@@ -47,14 +47,18 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_MEMORY, EXIT_SKIPPED = (
 WARMUP_RUNS, MIN_WARMUP_MS, MAX_WARMUP_MS = (
     CONFIG["kWarmupRuns"], CONFIG["kMinWarmupMs"], CONFIG["kMaxWarmupMs"])
 DEFAULT_GPU_REPS, MAX_REPS = CONFIG["kDefaultGpuReps"], CONFIG["kMaxReps"]
-# The variable that sets the programs' warm-up minimum (the tests set it to 0).
+# The variable that sets the programs' warm-up minimum (the tests set it to 0), and the one that
+# picks the GPU's L2 flush (write, the default, or read).
 WARMUP_VARIABLE = CONFIG["kWarmupVariable"]
+L2_FLUSH_VARIABLE = CONFIG["kL2FlushVariable"]
 
 
 def measuring_environment(extra=None):
     """The environment for a run that measures (a reference run, the grader's speed check): this
-    one, with `extra` set and the warm-up as the lab defines it (WARMUP_VARIABLE left out)."""
-    return {**{k: v for k, v in os.environ.items() if k != WARMUP_VARIABLE}, **(extra or {})}
+    one, with `extra` set and the warm-up and the L2 flush as the lab defines them (WARMUP_VARIABLE
+    and L2_FLUSH_VARIABLE left out)."""
+    kept = {k: v for k, v in os.environ.items() if k not in (WARMUP_VARIABLE, L2_FLUSH_VARIABLE)}
+    return {**kept, **(extra or {})}
 
 
 def _make_print(folder, variable, extra_makefiles=()):

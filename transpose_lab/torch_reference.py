@@ -27,7 +27,8 @@ For each dtype (torch names: uint8 float16 bfloat16 float32 float64 complex64 co
   with the same-run ceiling, a device-to-device copy of the same bytes (`out.copy_(x)` of two
   contiguous tensors: cudaMemcpyAsync). The last timed call's output is poisoned the same way
   and verified. Before each timed call the L2 cache is overwritten
-  (a zero_() of an L2-sized buffer, outside the events, as NVIDIA's nvbench does), and a short
+  (a zero_() of an L2-sized buffer, outside the events, as NVIDIA's nvbench does; with
+  LAB_L2_FLUSH=read a sum of twice that, as the steps do), and a short
   spin kernel ahead of it keeps the GPU busy while Python enqueues the call, so that the events
   time the GPU's work rather than the interpreter.
 - One row per dtype is appended to FILE, kind `reference`: for a matrix in the lab's schema
@@ -48,8 +49,8 @@ import time
 from pathlib import Path
 
 from .lab import (DEFAULT_GPU_REPS, EXIT_FAILED, EXIT_NO_MEMORY, EXIT_OK, EXIT_SKIPPED,
-                  EXIT_USAGE, MAX_REPS, MAX_WARMUP_MS, MIN_WARMUP_MS, WARMUP_RUNS,
-                  WARMUP_VARIABLE)
+                  EXIT_USAGE, L2_FLUSH_VARIABLE, MAX_REPS, MAX_WARMUP_MS, MIN_WARMUP_MS,
+                  WARMUP_RUNS, WARMUP_VARIABLE)
 from .results_csv import COLUMNS, DTYPES, PERMUTE_COLUMNS, positive_int
 
 STEP = "PyTorch"
@@ -91,6 +92,16 @@ def min_warmup_ms():
               f"{MAX_WARMUP_MS:.0f}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
     return ms
+
+
+def l2_flush_kind():
+    """'write' (the default) or 'read', as LAB_L2_FLUSH says and the steps read it (a bad value:
+    exit 2; common/cuda_harness.cuh says what each does)."""
+    setting = os.environ.get(L2_FLUSH_VARIABLE, "write")
+    if setting not in ("write", "read"):
+        print(f"error: {L2_FLUSH_VARIABLE}={setting}: use write or read", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+    return setting
 
 
 def fields_of(text, flag):
@@ -361,7 +372,9 @@ class Reference(Checker):
         properties = torch.cuda.get_device_properties(0)
         self.device_name = properties.name
         l2_bytes = getattr(properties, "L2_cache_size", 0) or FALLBACK_L2_BYTES
-        self.flush_buffer = torch.empty(l2_bytes, dtype=torch.uint8, device=self.device)
+        self.flush_reads = l2_flush_kind() == "read"  # twice L2's bytes, read (a sum)
+        self.flush_buffer = torch.zeros(l2_bytes * (2 if self.flush_reads else 1),
+                                        dtype=torch.uint8, device=self.device)
         self.spin = getattr(torch.cuda, "_sleep", None)  # a spin kernel; absent: no spin
 
     def poison_block(self, words, problem):
@@ -422,7 +435,10 @@ class Reference(Checker):
                     before_last(i)
                 if self.spin is not None:
                     self.spin(SPIN_CYCLES)  # busy GPU while the rest is enqueued
-                self.flush_buffer.zero_()
+                if self.flush_reads:
+                    self.flush_buffer.sum()
+                else:
+                    self.flush_buffer.zero_()
                 start.record()
                 piece()
                 stop.record()
@@ -507,6 +523,7 @@ class VerificationFailed(Exception):
 def main(argv=None):
     args = parse_args(argv)
     min_warmup_ms()  # a bad LAB_WARMUP_MS is bad input: refused before torch or a GPU
+    l2_flush_kind()  # and so is a bad LAB_L2_FLUSH
     problem = args.problem
     try:
         import torch
@@ -522,7 +539,8 @@ def main(argv=None):
     out_of_memory = getattr(torch.cuda, "OutOfMemoryError", MemoryError)
     print(f"{STEP} {problem.variant}: {problem.summary}")
     print(f"  device   {ref.device_name}, torch {torch.__version__}")
-    print(f"  {problem.describe()}; median of {args.reps} calls, L2 flushed before each; "
+    print(f"  {problem.describe()}; median of {args.reps} calls, L2 flushed"
+          f"{' (read)' if ref.flush_reads else ''} before each; "
           "ceiling: out.copy_(x), device to device\n")
     print(f"  {'dtype':<11} {'ms':>10} {'GB/s':>9} {'copy GB/s':>10} {'% of copy':>10}  check")
     for dtype in args.dtypes:
