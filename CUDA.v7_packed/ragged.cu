@@ -196,9 +196,14 @@ __device__ int realign_cell(int out_row_local, int g) {
 // smaller tile leaves room for them (measured on an H200 at 8191 x 8193 when every tile was still
 // checked, float16: 80.4% of the copy at three, 75.9% at two; with the edge tiles first, uint8
 // drops from 78.6% to 66.7% at three, the bulk tile's registers squeezed; the v7_realign_* probes
-// of make probes measure them again).
+// of make probes measure them again). An 8-byte thread holds only 2 rows of 16 bytes: at three
+// blocks the compiler gave it 38 registers, five blocks of 288 threads an SM, the fewest bytes in
+// flight of any type, and the H200 stayed at 86% of the copy; at seven (32 registers, as many
+// threads as an SM holds) 92%, the H100 unchanged at 93% (realign_blocks.csv in docs/results).
 template <class T>
 constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;
+template <>
+constexpr int REALIGN_MIN_BLOCKS<lab::Bytes8> = 7;  // 8-byte elements: float64, complex64
 
 // The tile of an edge block, every access checked where the matrix may end: rows and columns past
 // it, input vectors that cross its first or last byte, output rows shorter than the piece. Each

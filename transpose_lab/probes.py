@@ -54,11 +54,17 @@ PROBES = [
     Probe("v7_realign_2_blocks", "CUDA.v7_packed",
           "constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;",
           "constexpr int REALIGN_MIN_BLOCKS = 2;",
-          "the realigned kernel at 2 blocks an SM for 2- to 8-byte elements too", "ragged.cu"),
+          "the realigned kernel at 2 blocks an SM for 2- and 4-byte elements too", "ragged.cu"),
     Probe("v7_realign_4_blocks_2byte", "CUDA.v7_packed",
           "constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;",
           "constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 4;",
-          "the realigned kernel at 4 blocks an SM for 2- to 8-byte elements", "ragged.cu"),
+          "the realigned kernel at 4 blocks an SM for 2- and 4-byte elements", "ragged.cu"),
+    Probe("v7_realign_3_blocks_8byte", "CUDA.v7_packed",
+          "constexpr int REALIGN_MIN_BLOCKS<lab::Bytes8> = 7;"
+          "  // 8-byte elements: float64, complex64",
+          "constexpr int REALIGN_MIN_BLOCKS<lab::Bytes8> = 3;",
+          "the realigned kernel at 3 blocks an SM for 8-byte elements, as for 2 and 4",
+          "ragged.cu"),
 ]
 
 
