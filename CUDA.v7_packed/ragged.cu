@@ -192,6 +192,17 @@ __device__ int realign_cell(int out_row_local, int g) {
   return out_row_local * kGroups + out_row_local / N + g;
 }
 
+// Threads an SM holds, on the architecture this pass compiles for: 2048 on sm_80, sm_90 and
+// sm_100, 1024 on sm_75, 1536 on the others (the host pass, which ignores launch bounds, 2048). A
+// launch bound asking for more is ignored, with a warning.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000
+constexpr int SM_THREADS = 2048;
+#elif __CUDA_ARCH__ == 750
+constexpr int SM_THREADS = 1024;
+#else
+constexpr int SM_THREADS = 1536;
+#endif
+
 // At least two blocks an SM, one loading while the other stores; three for wider elements, whose
 // smaller tile leaves room for them (measured on an H200 at 8191 x 8193 when every tile was still
 // checked, float16: 80.4% of the copy at three, 75.9% at two; with the edge tiles first, uint8
@@ -200,10 +211,11 @@ __device__ int realign_cell(int out_row_local, int g) {
 // blocks the compiler gave it 38 registers, five blocks of 288 threads an SM, the fewest bytes in
 // flight of any type, and the H200 stayed at 86% of the copy; at seven (32 registers, as many
 // threads as an SM holds) 92%, the H100 unchanged at 93% (realign_blocks.csv in docs/results).
+// Seven on Hopper, as many as SM_THREADS allows elsewhere.
 template <class T>
 constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;
 template <>
-constexpr int REALIGN_MIN_BLOCKS<lab::Bytes8> = 7;  // 8-byte elements: float64, complex64
+constexpr int REALIGN_MIN_BLOCKS<lab::Bytes8> = SM_THREADS / (CHUNKS * (GROUPS + 2));  // 8 bytes
 
 // The tile of an edge block, every access checked where the matrix may end: rows and columns past
 // it, input vectors that cross its first or last byte, output rows shorter than the piece. Each

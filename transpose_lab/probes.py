@@ -60,8 +60,8 @@ PROBES = [
           "constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 4;",
           "the realigned kernel at 4 blocks an SM for 2- and 4-byte elements", "ragged.cu"),
     Probe("v7_realign_3_blocks_8byte", "CUDA.v7_packed",
-          "constexpr int REALIGN_MIN_BLOCKS<lab::Bytes8> = 7;"
-          "  // 8-byte elements: float64, complex64",
+          "constexpr int REALIGN_MIN_BLOCKS<lab::Bytes8> = SM_THREADS / (CHUNKS * (GROUPS + 2));"
+          "  // 8 bytes",
           "constexpr int REALIGN_MIN_BLOCKS<lab::Bytes8> = 3;",
           "the realigned kernel at 3 blocks an SM for 8-byte elements, as for 2 and 4",
           "ragged.cu"),
