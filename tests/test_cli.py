@@ -146,13 +146,14 @@ def test_a_bad_warm_up_is_one_line_and_exit_2(program, value):
                                    "to 60000")
 
 
-def test_a_bad_warm_up_is_refused_by_the_pytorch_row_before_torch(tmp_path):
+@pytest.mark.parametrize("variable,message", [(WARMUP_VARIABLE, "use milliseconds from 0 to 60000"),
+                                              (L2_FLUSH_VARIABLE, "use write or read")])
+def test_a_bad_setting_is_refused_by_the_pytorch_row_before_torch(tmp_path, variable, message):
     done = subprocess.run([sys.executable, "-m", "transpose_lab.torch_reference", "--rows", "4",
                            "--cols", "4", "--csv", tmp_path / "t.csv"], capture_output=True,
-                          text=True, cwd=ROOT,
-                          env=dict(os.environ, **{WARMUP_VARIABLE: "x"}), timeout=120)
+                          text=True, cwd=ROOT, env=dict(os.environ, **{variable: "x"}), timeout=120)
     assert done.returncode == EXIT_USAGE
-    assert done.stderr.strip() == f"error: {WARMUP_VARIABLE}=x: use milliseconds from 0 to 60000"
+    assert done.stderr.strip() == f"error: {variable}=x: {message}"
     assert not (tmp_path / "t.csv").exists()
 
 
@@ -192,16 +193,6 @@ def test_either_l2_flush_times_a_verified_run_and_says_which(program, args, valu
     assert done.returncode == 0, done.stdout + done.stderr
     assert header in done.stdout
     assert "verified" in done.stdout and "WRONG" not in done.stdout
-
-
-def test_a_bad_l2_flush_is_refused_by_the_pytorch_row_before_torch(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "transpose_lab.torch_reference", "--rows", "4",
-                           "--cols", "4", "--csv", tmp_path / "t.csv"], capture_output=True,
-                          text=True, cwd=ROOT,
-                          env=dict(os.environ, **{L2_FLUSH_VARIABLE: "x"}), timeout=120)
-    assert done.returncode == EXIT_USAGE
-    assert done.stderr.strip() == f"error: {L2_FLUSH_VARIABLE}=x: use write or read"
-    assert not (tmp_path / "t.csv").exists()
 
 
 # --- --cases FILE: many runs in one process (common/cli.hpp), as the tests and the grader use it.
