@@ -221,9 +221,9 @@ inline FlushKind l2_flush_kind() {
   return kind;
 }
 
-// Reads n vectors and keeps nothing: the sum is stored only where `never` says (nullptr: never),
-// a store the compiler cannot drop, so it keeps the loads. (A template: one kernel in every file
-// that includes this header.)
+// Reads n vectors and keeps nothing: the sum is stored only where `never` points (the flush passes
+// nullptr), a store the compiler cannot drop, so it keeps the loads. A template, so that every
+// file that includes this header may define it.
 template <class Vector>
 __global__ void read_to_flush(const Vector* data, std::size_t n, unsigned* never) {
   unsigned sum = 0;
