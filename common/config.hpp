@@ -27,6 +27,7 @@ constexpr const char* kStreamingStoresVariable = "LAB_STREAMING_STORES";  // on,
 // How the GPU drivers empty L2 before each timed launch (common/cuda_harness.cuh): "write" (the
 // default, as nvbench: a memset as large as L2) or "read" (a read of twice L2's bytes).
 constexpr const char* kL2FlushVariable = "LAB_L2_FLUSH";
+constexpr int kL2ReadFlushMultiple = 2;  // "read" reads this many times L2's bytes
 
 // Exit codes every program shares (tests and transpose_lab/run_steps.py rely on them).
 constexpr int kExitOk = 0;

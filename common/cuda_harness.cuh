@@ -246,7 +246,8 @@ class L2Flush {
   explicit L2Flush(const cudaDeviceProp& properties)
       : kind_(l2_flush_kind()),
         bytes_(static_cast<std::size_t>(std::max(properties.l2CacheSize, 0)) *
-               (kind_ == FlushKind::kRead ? 2 : 1) / sizeof(uint4) * sizeof(uint4)),
+               (kind_ == FlushKind::kRead ? kL2ReadFlushMultiple : 1) / sizeof(uint4) *
+               sizeof(uint4)),
         blocks_(std::max(properties.multiProcessorCount, 1) * kReadFlushBlocksPerSm) {
     if (bytes_ == 0) return;
     buffer_ = allocate_device<unsigned char>(bytes_);

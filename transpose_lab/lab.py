@@ -51,6 +51,7 @@ DEFAULT_GPU_REPS, MAX_REPS = CONFIG["kDefaultGpuReps"], CONFIG["kMaxReps"]
 # picks the GPU's L2 flush (write, the default, or read).
 WARMUP_VARIABLE = CONFIG["kWarmupVariable"]
 L2_FLUSH_VARIABLE = CONFIG["kL2FlushVariable"]
+L2_READ_FLUSH_MULTIPLE = CONFIG["kL2ReadFlushMultiple"]  # "read" reads this many L2s
 
 
 def measuring_environment(extra=None):

@@ -49,8 +49,8 @@ import time
 from pathlib import Path
 
 from .lab import (DEFAULT_GPU_REPS, EXIT_FAILED, EXIT_NO_MEMORY, EXIT_OK, EXIT_SKIPPED,
-                  EXIT_USAGE, L2_FLUSH_VARIABLE, MAX_REPS, MAX_WARMUP_MS, MIN_WARMUP_MS,
-                  WARMUP_RUNS, WARMUP_VARIABLE)
+                  EXIT_USAGE, L2_FLUSH_VARIABLE, L2_READ_FLUSH_MULTIPLE, MAX_REPS, MAX_WARMUP_MS,
+                  MIN_WARMUP_MS, WARMUP_RUNS, WARMUP_VARIABLE)
 from .results_csv import COLUMNS, DTYPES, PERMUTE_COLUMNS, positive_int
 
 STEP = "PyTorch"
@@ -373,8 +373,8 @@ class Reference(Checker):
         self.device_name = properties.name
         l2_bytes = getattr(properties, "L2_cache_size", 0) or FALLBACK_L2_BYTES
         self.flush_reads = l2_flush_kind() == "read"  # twice L2's bytes, read (a sum)
-        self.flush_buffer = torch.zeros(l2_bytes * (2 if self.flush_reads else 1),
-                                        dtype=torch.uint8, device=self.device)
+        multiple = L2_READ_FLUSH_MULTIPLE if self.flush_reads else 1
+        self.flush_buffer = torch.zeros(l2_bytes * multiple, dtype=torch.uint8, device=self.device)
         self.spin = getattr(torch.cuda, "_sleep", None)  # a spin kernel; absent: no spin
 
     def poison_block(self, words, problem):
