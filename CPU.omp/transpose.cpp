@@ -7,11 +7,11 @@
 //          - it loads the 32 rows' pieces of those columns as vectors, transposes them in
 //            registers with shuffles, and holds 16 (or 8) output rows of 32 floats: 128 bytes,
 //            two whole cache lines each;
-//          - it writes each of those lines whole, with streaming stores when the matrix is
-//            larger than the last-level cache (common/streaming_copy.hpp). A plain store would
-//            first read the line from memory only to overwrite all of it: 3 bytes over the
-//            memory bus for every 2 a transpose needs. The ceiling copy streams too, so the
-//            comparison stays fair; LAB_STREAMING_STORES=off runs both with plain stores.
+//          - it writes each of those lines whole, with streaming stores when the matrices
+//            outgrow the threads' L2s (common/streaming_copy.hpp). A plain store would first
+//            read the line from memory only to overwrite all of it: 3 bytes over the memory
+//            bus for every 2 a transpose needs. The ceiling is the faster of a plain and a
+//            streaming copy; LAB_STREAMING_STORES=off runs both with plain stores.
 //          Every line is read whole and written whole, once, and reads and writes overlap in
 //          every step: no second pass over memory. Each input row is one long run, 32 at a time:
 //          more than some cores' hardware prefetchers follow (AMD Zen 4 follows about 16), so
@@ -370,9 +370,8 @@ inline void write_stage_rows(const T (&stage)[Layout<T>::kBlockCols][kStageRows]
 // (its blocks) and then only write (its rows), and memory would see reads and writes take turns
 // instead of overlapping, as the float blocks overlap them.
 // With plain stores, each block also asks for the lines of the output rows it fills (prefetchw),
-// a step before they are written. A 1- or 2-byte matrix of the default size fits the last-level
-// cache of a large host, so its stores are plain, and each of its output lines is a read for
-// ownership that would otherwise wait on its own, when it is written, behind the others.
+// a step before they are written: each output line is a read for ownership that would otherwise
+// wait on its own, when it is written, behind the others.
 template <class T, bool kStreaming>
 void transpose_band_small(const T* in, Index cols, T* out, Index rows, int whole_cols,
                           int prefetch_end) {

@@ -13,9 +13,9 @@
 //   the threads running at the same time read neighbouring lines of the same input rows.
 //   Elements of up to 4 bytes move in blocks transposed in vector registers (transpose_block):
 //   a 1- or 2-byte element moved on its own costs a load and a store for one or two bytes.
-//   In a tensor past the last-level cache, the tile's output lines are written with streaming
-//   stores (write_tile_streamed), as the ceiling copy's are: a plain store would first read each
-//   line from memory only to overwrite it.
+//   In a tensor past the threads' L2s, the tile's output lines are written with streaming
+//   stores (write_tile_streamed): a plain store would first read each line from memory only to
+//   overwrite it.
 // - b != a, and the innermost axes of the input, together, the innermost of the output (a batch of
 //   17 x 19 planes of 1- or 2-byte elements): the small planes, units contiguous in both, move in
 //   groups, transposed twice in registers through a buffer (moved_units).
@@ -430,7 +430,7 @@ void transpose_tiles(const T* in, T* out, const lab::Permutation& p) {
   const bool short_side = extent_a < kShortSide || extent_b < kShortSide;
   const bool rows_share_sets =
       !short_side && in_stride_b * Index{sizeof(T)} % kCacheSetPeriodBytes == 0;
-  // The rule and the setting the ceiling copy follows (common/streaming_copy.hpp).
+  // Streaming past the threads' own caches, or as LAB_STREAMING_STORES says (streaming_copy.hpp).
   const bool streaming =
       lab::use_streaming_stores(2 * static_cast<std::size_t>(p.elements()) * sizeof(T));
   const Batch batch = batch_axes(p, a, b);

@@ -11,6 +11,7 @@
 
 #include "cli.hpp"
 #include "config.hpp"
+#include "cpu_ceiling.hpp"
 #include "cpu_model.hpp"
 #include "cpu_step.hpp"
 #include "host_memory.hpp"
@@ -35,7 +36,7 @@ int run(const lab::Options& options) {
   const lab::Dtype& dtype = *options.dtype;
   const Index rows = options.rows, cols = options.cols, count = rows * cols;
   const std::size_t bytes = lab::matrix_bytes(rows, cols, sizeof(T));
-  const bool streaming = lab::use_streaming_stores(2 * bytes);  // a bad setting exits here
+  const lab::CpuCeiling ceiling;  // a bad LAB_STREAMING_STORES exits here
   lab::require_host_memory(2 * bytes, "the input and the output");
   auto in = lab::allocate_host<T>(count, "the input");
   auto out = lab::allocate_host<T>(count, "the output");
@@ -52,24 +53,27 @@ int run(const lab::Options& options) {
     }
   }
 
-  // The copy ceiling and every variant timed in turn, each on the same buffers. The input holds
-  // fill 0. Each variant's last timed run is verified where it ran, before the next piece
-  // overwrites it; the output was poisoned just before that variant's last pair of runs.
+  // The copies (the ceiling: the faster) and every variant timed in turn, each on the same
+  // buffers. The input holds fill 0. Each variant's last timed run is verified where it ran,
+  // before the next piece overwrites it; the output was poisoned just before that variant's last
+  // pair of runs.
   const int threads = omp_get_max_threads();
-  std::vector<std::function<void()>> pieces{
-      [&] { lab::parallel_copy(in.get(), out.get(), bytes, streaming); }};
+  const std::size_t copies = ceiling.copies();
+  std::vector<std::function<void()>> pieces;
+  ceiling.add_copies(pieces, in.get(), out.get(), bytes);
   for (const lab::CpuVariant* variant : selected)
     pieces.push_back([&, variant] { variant->transpose<T>()(in.get(), out.get(), rows, cols); });
   std::vector<lab::Verification> timed_checks(selected.size());
   const std::vector<double> medians_ms = lab::median_cpu_ms_alternating(
       pieces, options.reps,
       [&](std::size_t p) {
-        if (p > 0) lab::poison_output(out.get(), rows, cols, dtype, 0);
+        if (p >= copies) lab::poison_output(out.get(), rows, cols, dtype, 0);
       },
       [&](std::size_t p) {
-        if (p > 0) timed_checks[p - 1] = lab::verify_transpose(out.get(), in.get(), rows, cols);
+        if (p >= copies)
+          timed_checks[p - copies] = lab::verify_transpose(out.get(), in.get(), rows, cols);
       });
-  const double ceiling_ms = medians_ms[0];
+  const double ceiling_ms = ceiling.ms(medians_ms);
 
   std::vector<lab::Measurement> results;
   for (std::size_t v = 0; v < selected.size(); ++v) {
@@ -83,7 +87,7 @@ int run(const lab::Options& options) {
                                                                      : ", plain stores";
     m.reps = options.reps;
     m.summary = kStepSummary;
-    m.median_ms = medians_ms[v + 1];
+    m.median_ms = medians_ms[copies + v];
     m.e2e_ms = m.median_ms;  // no transfers on the CPU: end to end is the transpose itself
     const lab::Verification& recheck = timed_checks[v];
     m.verified = recheck.ok();
@@ -103,12 +107,13 @@ int run(const lab::Options& options) {
        "check    each variant bitwise, all " + std::to_string(count) +
            " elements: the first run of " +
            (fills == 1 ? std::string("the fill") : "each of " + std::to_string(fills) + " fills") +
-           ", then the last timed run (fill 1), each into a poisoned output"});
+           ", then the last timed run (fill 1), each into a poisoned output",
+       ceiling.line()});
   std::vector<lab::TableRow> table;
   for (const lab::Measurement& m : results) table.push_back(lab::table_row(m));
-  table.push_back(lab::ceiling_row(
-      rows, cols, dtype.bytes, ceiling_ms,
-      streaming ? "omp copy, streaming stores (ceiling)" : "omp copy, plain stores (ceiling)"));
+  const std::vector<lab::TableRow> copy_rows =
+      ceiling.table_rows(rows, cols, dtype.bytes, medians_ms);
+  table.insert(table.end(), copy_rows.begin(), copy_rows.end());
   lab::print_table(table);
 
   if (!options.csv_path.empty()) lab::append_csv(options.csv_path, results);

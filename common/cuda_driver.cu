@@ -252,19 +252,11 @@ int run(const lab::Options& options, const cudaDeviceProp& properties) {
   // Both ceilings, each against the faster: the one at 100% is the ceiling of the rows above.
   const double memcpy_ms = lab::median(memcpy_times_ms);
   const double vector_copy_ms = lab::median(vector_copy_times_ms);
-  const double best_ms = std::min(memcpy_ms, vector_copy_ms);
-  auto ceiling = [&](const char* name, const std::string& launch, double ms, const char* check) {
-    return lab::TableRow{name,
-                         launch + (ms == best_ms ? " (ceiling)" : ""),
-                         ms,
-                         lab::effective_gbps(rows, cols, dtype.bytes, ms),
-                         100.0 * best_ms / ms,
-                         -1,
-                         check};
-  };
-  table.push_back(ceiling(lab::kMemcpyCeiling, "cudaMemcpy device to device", memcpy_ms, "-"));
-  table.push_back(ceiling(lab::kVectorCopyCeiling, lab::describe_launch(vector_shape),
-                          vector_copy_ms, "verified"));
+  const std::vector<lab::TableRow> copies = lab::ceiling_rows(
+      rows, cols, dtype.bytes,
+      {{lab::kMemcpyCeiling, "cudaMemcpy device to device", memcpy_ms, "-"},
+       {lab::kVectorCopyCeiling, lab::describe_launch(vector_shape), vector_copy_ms, "verified"}});
+  table.insert(table.end(), copies.begin(), copies.end());
   lab::print_table(table);
   if (!options.csv_path.empty()) lab::append_csv(options.csv_path, results);
 

@@ -11,6 +11,7 @@
 
 #include "cli.hpp"
 #include "config.hpp"
+#include "cpu_ceiling.hpp"
 #include "cpu_model.hpp"
 #include "host_memory.hpp"
 #include "permute.hpp"
@@ -29,7 +30,7 @@ int run(const lab::PermuteOptions& options) {
   const lab::Permutation& p = options.problem;
   const Index count = p.elements();
   const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(T);
-  const bool streaming = lab::use_streaming_stores(2 * bytes);  // a bad setting exits here
+  const lab::CpuCeiling ceiling;  // a bad LAB_STREAMING_STORES exits here
   lab::require_host_memory(2 * bytes, "the input and the output");
   auto in = lab::allocate_host<T>(count, "the input");
   auto out = lab::allocate_host<T>(count, "the output");
@@ -42,18 +43,23 @@ int run(const lab::PermuteOptions& options) {
     return lab::kExitFailed;
   }
 
-  // The ceiling and the step in turn on the same buffers; the step's last timed run is verified
-  // where it ran, into an output poisoned before it (the input holds fill 0).
+  // The copies (the ceiling: the faster) and the step in turn on the same buffers; the step's
+  // last timed run is verified where it ran, into an output poisoned before it (the input holds
+  // fill 0).
+  const std::size_t copies = ceiling.copies();
+  std::vector<std::function<void()>> pieces;
+  ceiling.add_copies(pieces, in.get(), out.get(), bytes);
+  pieces.push_back(step);
   lab::PermuteVerification timed_check;
   const std::vector<double> medians_ms = lab::median_cpu_ms_alternating(
-      {[&] { lab::parallel_copy(in.get(), out.get(), bytes, streaming); }, step}, options.reps,
+      pieces, options.reps,
       [&](std::size_t piece) {
-        if (piece == 1) lab::poison_permute_output(out.get(), p, dtype, 0);
+        if (piece == copies) lab::poison_permute_output(out.get(), p, dtype, 0);
       },
       [&](std::size_t piece) {
-        if (piece == 1) timed_check = lab::verify_permute(out.get(), in.get(), p);
+        if (piece == copies) timed_check = lab::verify_permute(out.get(), in.get(), p);
       });
-  const double ceiling_ms = medians_ms[0];
+  const double ceiling_ms = ceiling.ms(medians_ms);
 
   const int threads = omp_get_max_threads();
   lab::Measurement m =
@@ -62,7 +68,7 @@ int run(const lab::PermuteOptions& options) {
   m.launch = kStepLaunch;
   m.reps = options.reps;
   m.summary = kStepSummary;
-  m.median_ms = medians_ms[1];
+  m.median_ms = medians_ms[copies];
   m.e2e_ms = m.median_ms;  // no transfers on the CPU: end to end is the permutation itself
   m.verified = timed_check.ok();
   lab::set_bandwidth(m, ceiling_ms);
@@ -73,11 +79,12 @@ int run(const lab::PermuteOptions& options) {
       {"device   " + lab::cpu_model_name() + ", " + std::to_string(threads) + " OpenMP threads",
        lab::tensor_line(p, dtype, options.reps, "runs"), "fusion   " + lab::explain(p),
        "check    first run " + check.describe(),
-       "         last timed run (fill 1): " + timed_check.describe()});
-  lab::print_table(
-      {lab::table_row(m), lab::ceiling_row(m.rows, m.cols, dtype.bytes, ceiling_ms,
-                                           streaming ? "omp copy, streaming stores (ceiling)"
-                                                     : "omp copy, plain stores (ceiling)")});
+       "         last timed run (fill 1): " + timed_check.describe(), ceiling.line()});
+  std::vector<lab::TableRow> table{lab::table_row(m)};
+  const std::vector<lab::TableRow> copy_rows =
+      ceiling.table_rows(m.rows, m.cols, dtype.bytes, medians_ms);
+  table.insert(table.end(), copy_rows.begin(), copy_rows.end());
+  lab::print_table(table);
   if (!options.csv_path.empty()) lab::append_permute_csv(options.csv_path, {m}, p);
   if (!timed_check.ok()) {
     std::fprintf(stderr, "%s (last timed run): %s\n", STEP_NAME, timed_check.describe().c_str());

@@ -100,6 +100,18 @@ TableRow ceiling_row(std::int64_t rows, std::int64_t cols, int elem_bytes, doubl
           100.0,  -1,     "-"};
 }
 
+std::vector<TableRow> ceiling_rows(std::int64_t rows, std::int64_t cols, int elem_bytes,
+                                   const std::vector<CopyTiming>& copies) {
+  double best_ms = copies.front().ms;
+  for (const CopyTiming& copy : copies) best_ms = std::min(best_ms, copy.ms);
+  std::vector<TableRow> table;
+  for (const CopyTiming& copy : copies)
+    table.push_back({copy.name, copy.launch + (copy.ms == best_ms ? " (ceiling)" : ""), copy.ms,
+                     effective_gbps(rows, cols, elem_bytes, copy.ms), 100.0 * best_ms / copy.ms, -1,
+                     copy.check});
+  return table;
+}
+
 std::string matrix_line(std::int64_t rows, std::int64_t cols, const char* dtype, int elem_bytes,
                         int reps, const char* runs) {
   char line[256];

@@ -66,6 +66,15 @@ TableRow table_row(const Measurement& m);
 // The copy ceiling's row of the table: 100% of itself by definition.
 TableRow ceiling_row(std::int64_t rows, std::int64_t cols, int elem_bytes, double ceiling_ms,
                      const std::string& launch);
+// Copies timed as ceilings, a row each against the fastest: that one, at 100% and with
+// " (ceiling)" after its launch, is the ceiling of the rows above.
+struct CopyTiming {
+  std::string name, launch;
+  double ms;
+  std::string check;
+};
+std::vector<TableRow> ceiling_rows(std::int64_t rows, std::int64_t cols, int elem_bytes,
+                                   const std::vector<CopyTiming>& copies);
 // "matrix   R x C float16, X MiB each; median of N <runs> after >= W ms of warm-up"
 std::string matrix_line(std::int64_t rows, std::int64_t cols, const char* dtype, int elem_bytes,
                         int reps, const char* runs);

@@ -2,9 +2,11 @@
 // that line from memory (to merge the new bytes into it), so a plain copy of N bytes moves 3N
 // through the memory bus: N read, N read-for-ownership, N written. A streaming (non-temporal)
 // store fills whole lines in a write-combining buffer and sends them straight to memory: 2N.
-// That only pays when the data would not stay in cache anyway; below the last-level cache a
-// plain copy is faster. The CPU ceiling and CPU.omp's blocked transpose make the same choice
-// with the same rule, so the ceiling stays the best copy of the same bytes.
+// That only pays when the data would not stay in cache anyway; in cache a plain copy is faster.
+// Which cache? Not the last level's size the system reports: on a host shared with other cores
+// and other programs, that cache is theirs too. The caches the running threads own are their L2s.
+// So the transposes stream above those, and the copy ceiling is timed both ways, the faster kept:
+// the ceiling stays the best copy of the same bytes, whichever kind of store wins on this host.
 #pragma once
 
 #include <omp.h>
@@ -27,27 +29,43 @@
 
 namespace lab {
 
-// Whether to use streaming stores for a pass that reads and writes `working_set_bytes`. The
-// environment variable LAB_STREAMING_STORES decides: "on", "off", or "auto" (the default): on
-// when the bytes do not fit the last-level cache, the rule glibc's memcpy uses too. Set it to
-// compare both kinds of store on the same matrix.
-inline bool use_streaming_stores(std::size_t working_set_bytes) {
+// LAB_STREAMING_STORES: "on", "off" or "auto" (the default). A bad value: one line and exit 2.
+enum class StoreSetting { kAuto, kOn, kOff };
+inline StoreSetting store_setting() {
   const char* setting = std::getenv(kStreamingStoresVariable);
   const std::string choice = setting == nullptr ? "auto" : setting;
-  if (choice == "on") return true;
-  if (choice == "off") return false;
+  if (choice == "on") return StoreSetting::kOn;
+  if (choice == "off") return StoreSetting::kOff;
   if (choice != "auto") {
     std::fprintf(stderr, "error: %s=%s: use on, off or auto\n", kStreamingStoresVariable,
                  choice.c_str());
     std::exit(kExitUsage);
   }
-#if defined(_SC_LEVEL3_CACHE_SIZE)
-  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  const std::size_t cache_bytes = l3 > 0 ? static_cast<std::size_t>(l3) : kFallbackCacheBytes;
+  return StoreSetting::kAuto;
+}
+
+// The bytes the running threads' own caches hold: an L2 each.
+inline std::size_t private_cache_bytes() {
+#if defined(_SC_LEVEL2_CACHE_SIZE)
+  const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  const std::size_t per_thread = l2 > 0 ? static_cast<std::size_t>(l2) : kFallbackL2Bytes;
 #else
-  const std::size_t cache_bytes = kFallbackCacheBytes;
+  const std::size_t per_thread = kFallbackL2Bytes;
 #endif
-  return working_set_bytes > cache_bytes;
+  return per_thread * static_cast<std::size_t>(omp_get_max_threads());
+}
+
+// Whether a transpose that reads and writes `working_set_bytes` streams its stores: as
+// LAB_STREAMING_STORES says, and with "auto" when the bytes do not fit the threads' own caches.
+inline bool use_streaming_stores(std::size_t working_set_bytes) {
+  switch (store_setting()) {
+    case StoreSetting::kOn:
+      return true;
+    case StoreSetting::kOff:
+      return false;
+    default:
+      return working_set_bytes > private_cache_bytes();
+  }
 }
 
 // One vector of floats stored past the cache; dst must be aligned to the vector. Without SSE

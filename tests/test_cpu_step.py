@@ -73,6 +73,34 @@ def test_streaming_and_plain_stores_are_both_exact(rows, cols, stores):
     assert f"prefetch, {kind} stores" in done.stdout, done.stdout
 
 
+@pytest.mark.parametrize("step,args", [("CPU.omp", ["1000", "600"]),
+                                       ("PERMUTE.omp", ["--shape", "6,250,400", "--perm", "2,0,1"])],
+                         ids=["matrix", "permute"])
+def test_the_ceiling_is_the_faster_of_both_copies(step, args, tmp_path):
+    # With the default setting both copies are timed; the faster, and only it, is the ceiling, and
+    # every row's share is of that one.
+    csv_path = tmp_path / "out.csv"
+    done = run(step, *args, "--reps", 3, "--csv", csv_path, threads=2)
+    assert done.returncode == 0, done.stderr
+    copies = {}  # stores -> (median ms, whether the row says ceiling)
+    for line in done.stdout.splitlines():
+        if line.split()[:1] == ["copy"]:
+            stores = "streaming" if "streaming stores" in line else "plain"
+            after = line.split(" stores")[1].replace("(ceiling)", "").split()
+            copies[stores] = (float(after[0]), "(ceiling)" in line)
+    assert set(copies) == {"plain", "streaming"}, done.stdout
+    marked = [stores for stores, (_, ceiling) in copies.items() if ceiling]
+    assert len(marked) == 1, done.stdout
+    ceiling_ms = copies[marked[0]][0]
+    assert ceiling_ms <= min(ms for ms, _ in copies.values()), done.stdout
+    assert "ceiling  the faster of the OpenMP copy with plain stores and with streaming" in done.stdout
+    with open(csv_path) as f:
+        for row in csv.DictReader(f):
+            copy_ms = 2 * int(row["rows"]) * int(row["cols"]) * int(row["elem_bytes"]) / (
+                float(row["ceiling_gbps"]) * 1e6)
+            assert copy_ms == pytest.approx(ceiling_ms, rel=0.01), (row, done.stdout)
+
+
 def test_a_bad_streaming_setting_is_refused_before_any_work():
     done = run("CPU.omp", 64, "--reps", 1, env_extra={"LAB_STREAMING_STORES": "sometimes"})
     assert done.returncode == 2
