@@ -7,8 +7,8 @@
 //          - it loads the 32 rows' pieces of those columns as vectors, transposes them in
 //            registers with shuffles, and holds 16 (or 8) output rows of 32 floats: 128 bytes,
 //            two whole cache lines each;
-//          - it writes each of those lines whole, with streaming stores when the matrices
-//            outgrow the threads' L2s (common/streaming_copy.hpp). A plain store would first
+//          - it writes each of those lines whole, with streaming stores when the output
+//            outgrows the threads' L2s (common/streaming_copy.hpp). A plain store would first
 //            read the line from memory only to overwrite all of it: 3 bytes over the memory
 //            bus for every 2 a transpose needs. The ceiling is the faster of a plain and a
 //            streaming copy; LAB_STREAMING_STORES=off runs both with plain stores.
@@ -557,7 +557,7 @@ void transpose_bands_scalar(const T* in, T* out, Index rows, Index cols) {
 template <class T>
 Stores stores_for(Index rows, Index cols, const void* out) {
   if (reinterpret_cast<std::uintptr_t>(out) % 64 != 0 ||
-      !lab::use_streaming_stores(2 * lab::matrix_bytes(rows, cols, sizeof(T))))
+      !lab::use_streaming_stores(lab::matrix_bytes(rows, cols, sizeof(T))))
     return Stores::kPlain;
   return rows * sizeof(T) % 64 == 0 ? Stores::kStreaming : Stores::kSheared;
 }

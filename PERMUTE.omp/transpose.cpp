@@ -13,7 +13,7 @@
 //   the threads running at the same time read neighbouring lines of the same input rows.
 //   Elements of up to 4 bytes move in blocks transposed in vector registers (transpose_block):
 //   a 1- or 2-byte element moved on its own costs a load and a store for one or two bytes.
-//   In a tensor past the threads' L2s, the tile's output lines are written with streaming
+//   When the output outgrows the threads' L2s, the tile's output lines are written with streaming
 //   stores (write_tile_streamed): a plain store would first read each line from memory only to
 //   overwrite it.
 // - b != a, and the innermost axes of the input, together, the innermost of the output (a batch of
@@ -432,7 +432,7 @@ void transpose_tiles(const T* in, T* out, const lab::Permutation& p) {
       !short_side && in_stride_b * Index{sizeof(T)} % kCacheSetPeriodBytes == 0;
   // Streaming past the threads' own caches, or as LAB_STREAMING_STORES says (streaming_copy.hpp).
   const bool streaming =
-      lab::use_streaming_stores(2 * static_cast<std::size_t>(p.elements()) * sizeof(T));
+      lab::use_streaming_stores(static_cast<std::size_t>(p.elements()) * sizeof(T));
   const Batch batch = batch_axes(p, a, b);
   // A short side is whole in every tile, and the other side as long as a square tile's elements
   // allow (whole multiples of kTile): tiles of 3 x 128 would cost more to start than to move.
@@ -595,7 +595,7 @@ void transpose_runs_tiles(const T* in, T* out, const RunsTile& t) {
       std::swap(batch.out_stride[k - 1], batch.out_stride[k]);
     }
   const bool streaming =
-      lab::use_streaming_stores(2 * static_cast<std::size_t>(q.elements()) * sizeof(T));
+      lab::use_streaming_stores(static_cast<std::size_t>(q.elements()) * sizeof(T));
   const Index tile_r = t.rows <= kMaxRunsSide<T> ? t.rows : kTile<T>;
   const Index tile_c = t.cols <= kMaxRunsSide<T> ? t.cols : kTile<T>;
   const Index tiles_r = (t.rows + tile_r - 1) / tile_r, tiles_c = (t.cols + tile_c - 1) / tile_c;

@@ -5,8 +5,8 @@
 // That only pays when the data would not stay in cache anyway; in cache a plain copy is faster.
 // Which cache? Not the last level's size the system reports: on a host shared with other cores
 // and other programs, that cache is theirs too. The caches the running threads own are their L2s.
-// So the transposes stream above those, and the copy ceiling is timed both ways, the faster kept:
-// the ceiling stays the best copy of the same bytes, whichever kind of store wins on this host.
+// So the transposes stream when their output outgrows those, and the copy ceiling is timed both
+// ways, the faster kept: the best copy of the same bytes, whichever kind of store wins here.
 #pragma once
 
 #include <omp.h>
@@ -55,16 +55,17 @@ inline std::size_t private_cache_bytes() {
   return per_thread * static_cast<std::size_t>(omp_get_max_threads());
 }
 
-// Whether a transpose that reads and writes `working_set_bytes` streams its stores: as
-// LAB_STREAMING_STORES says, and with "auto" when the bytes do not fit the threads' own caches.
-inline bool use_streaming_stores(std::size_t working_set_bytes) {
+// Whether a transpose that writes `output_bytes` streams its stores: as LAB_STREAMING_STORES
+// says, and with "auto" when its output alone outgrows the threads' own caches, where a plain
+// store's line would be evicted before anything reads it again.
+inline bool use_streaming_stores(std::size_t output_bytes) {
   switch (store_setting()) {
     case StoreSetting::kOn:
       return true;
     case StoreSetting::kOff:
       return false;
     default:
-      return working_set_bytes > private_cache_bytes();
+      return output_bytes > private_cache_bytes();
   }
 }
 
