@@ -7,11 +7,12 @@
 //          - it loads the 32 rows' pieces of those columns as vectors, transposes them in
 //            registers with shuffles, and holds 16 (or 8) output rows of 32 floats: 128 bytes,
 //            two whole cache lines each;
-//          - it writes each of those lines whole, with streaming stores when the output
-//            outgrows the threads' L2s (common/streaming_copy.hpp). A plain store would first
-//            read the line from memory only to overwrite all of it: 3 bytes over the memory
-//            bus for every 2 a transpose needs. The ceiling is the faster of a plain and a
-//            streaming copy; LAB_STREAMING_STORES=off runs both with plain stores.
+//          - it writes each of those lines whole, with streaming stores where they are faster:
+//            a plain store would first read the line from memory only to overwrite all of it, 3
+//            bytes over the memory bus for every 2 a transpose needs, but in cache it is the
+//            cheaper one. Which wins depends on the host, so the first run of a shape measures
+//            both and keeps the faster (a plan, common/streaming_copy.hpp); the ceiling is the
+//            faster of a plain and a streaming copy. LAB_STREAMING_STORES=off runs both plainly.
 //          Every line is read whole and written whole, once, and reads and writes overlap in
 //          every step: no second pass over memory. Each input row is one long run, 32 at a time:
 //          more than some cores' hardware prefetchers follow (AMD Zen 4 follows about 16), so
@@ -38,6 +39,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -555,23 +557,28 @@ void transpose_bands_scalar(const T* in, T* out, Index rows, Index cols) {
 // Streaming stores, by the rule the copy ceiling follows, need the output 64-byte aligned (the
 // harness allocates it so); whole pieces stream when every output row starts on a line.
 template <class T>
-Stores stores_for(Index rows, Index cols, const void* out) {
-  if (reinterpret_cast<std::uintptr_t>(out) % 64 != 0 ||
-      !lab::use_streaming_stores(lab::matrix_bytes(rows, cols, sizeof(T))))
-    return Stores::kPlain;
+Stores stores_for(Index rows, Index cols, const void* out, bool streaming) {
+  if (reinterpret_cast<std::uintptr_t>(out) % 64 != 0 || !streaming) return Stores::kPlain;
   return rows * sizeof(T) % 64 == 0 ? Stores::kStreaming : Stores::kSheared;
+}
+
+// What the store plan knows this transpose by.
+std::string plan_work(Index rows, Index cols, std::size_t elem_bytes) {
+  return std::to_string(rows) + " x " + std::to_string(cols) + ", " + std::to_string(elem_bytes) +
+         "-byte";
 }
 
 template <class T>
 bool streams_stores(Index rows, Index cols, const void* out) {
-  return stores_for<T>(rows, cols, out) != Stores::kPlain;
+  return stores_for<T>(rows, cols, out, lab::planned_streaming(plan_work(rows, cols, sizeof(T)))) !=
+         Stores::kPlain;
 }
 
 template <class T>
 void transpose_bands_simd(const T* in, T* out, Index rows, Index cols) {
   using L = Layout<T>;
   const Index chunks = (cols + L::kChunkCols - 1) / L::kChunkCols;
-  const Stores stores = stores_for<T>(rows, cols, out);
+  const Stores stores = stores_for<T>(rows, cols, out, lab::use_streaming_stores());
   const int band_rows = stores == Stores::kSheared ? L::kShearedBandRows : L::kBandRows;
   const Index bands = (rows + band_rows - 1) / band_rows;
 #pragma omp parallel
@@ -605,7 +612,8 @@ void transpose_bands_simd(const T* in, T* out, Index rows, Index cols) {
 template <class T>
 void transpose_blocked(const T* in, T* out, Index rows, Index cols) {
 #if defined(LAB_VECTOR_BLOCKS)
-  transpose_bands_simd(in, out, rows, cols);
+  lab::run_with_planned_stores(plan_work(rows, cols, sizeof(T)),
+                               [&] { transpose_bands_simd(in, out, rows, cols); });
 #else
   transpose_bands_scalar(in, out, rows, cols);
 #endif

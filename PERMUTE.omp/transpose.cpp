@@ -13,7 +13,7 @@
 //   the threads running at the same time read neighbouring lines of the same input rows.
 //   Elements of up to 4 bytes move in blocks transposed in vector registers (transpose_block):
 //   a 1- or 2-byte element moved on its own costs a load and a store for one or two bytes.
-//   When the output outgrows the threads' L2s, the tile's output lines are written with streaming
+//   Where the store plan finds it faster, the tile's output lines are written with streaming
 //   stores (write_tile_streamed): a plain store would first read each line from memory only to
 //   overwrite it.
 // - b != a, and the innermost axes of the input, together, the innermost of the output (a batch of
@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <omp.h>
@@ -430,9 +431,8 @@ void transpose_tiles(const T* in, T* out, const lab::Permutation& p) {
   const bool short_side = extent_a < kShortSide || extent_b < kShortSide;
   const bool rows_share_sets =
       !short_side && in_stride_b * Index{sizeof(T)} % kCacheSetPeriodBytes == 0;
-  // Streaming past the threads' own caches, or as LAB_STREAMING_STORES says (streaming_copy.hpp).
-  const bool streaming =
-      lab::use_streaming_stores(static_cast<std::size_t>(p.elements()) * sizeof(T));
+  // As the store plan says (permute_on_cpu, common/streaming_copy.hpp).
+  const bool streaming = lab::use_streaming_stores();
   const Batch batch = batch_axes(p, a, b);
   // A short side is whole in every tile, and the other side as long as a square tile's elements
   // allow (whole multiples of kTile): tiles of 3 x 128 would cost more to start than to move.
@@ -594,8 +594,7 @@ void transpose_runs_tiles(const T* in, T* out, const RunsTile& t) {
       std::swap(batch.in_stride[k - 1], batch.in_stride[k]);
       std::swap(batch.out_stride[k - 1], batch.out_stride[k]);
     }
-  const bool streaming =
-      lab::use_streaming_stores(static_cast<std::size_t>(q.elements()) * sizeof(T));
+  const bool streaming = lab::use_streaming_stores();
   const Index tile_r = t.rows <= kMaxRunsSide<T> ? t.rows : kTile<T>;
   const Index tile_c = t.cols <= kMaxRunsSide<T> ? t.cols : kTile<T>;
   const Index tiles_r = (t.rows + tile_r - 1) / tile_r, tiles_c = (t.cols + tile_c - 1) / tile_c;
@@ -765,16 +764,21 @@ bool moved_units(const T*, T*, const lab::Permutation&, int) {
 template <class T>
 void permute_on_cpu(const T* in, T* out, const lab::Permutation& problem) {
   const lab::Permutation p = lab::fuse_axes(problem);
-  if (p.perm[p.rank - 1] == p.rank - 1) {
-    copy_runs(in, out, p);
-    return;
-  }
-  if (moved_units(in, out, p, unit_axes(p))) return;
-  const RunsTile grown = grow_tile<T>(p);
-  if (grown.grown())
-    transpose_runs_tiles(in, out, grown);
-  else
-    transpose_tiles(in, out, p);
+  // Plain or streaming stores, whichever the first run of this permutation measures faster.
+  const std::string work =
+      p.shape_text() + " perm " + p.perm_text() + ", " + std::to_string(sizeof(T)) + "-byte";
+  lab::run_with_planned_stores(work, [&] {
+    if (p.perm[p.rank - 1] == p.rank - 1) {
+      copy_runs(in, out, p);
+      return;
+    }
+    if (moved_units(in, out, p, unit_axes(p))) return;
+    const RunsTile grown = grow_tile<T>(p);
+    if (grown.grown())
+      transpose_runs_tiles(in, out, grown);
+    else
+      transpose_tiles(in, out, p);
+  });
 }
 
 const char* const kStepSummary =

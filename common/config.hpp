@@ -20,9 +20,8 @@ constexpr int kMaxReps = 100000;     // beyond this a typo is more likely than i
 // Freed device and pinned blocks a kernel driver keeps for its next case (common/cuda_harness.cuh),
 // of each kind: the runs that --cases batches are small.
 constexpr std::size_t kKeptBlockBytes = std::size_t{1} << 30;
-// L2 size assumed for each thread where the system does not report one: above the threads' L2s
-// the CPU transposes use streaming stores (common/streaming_copy.hpp).
-constexpr std::size_t kFallbackL2Bytes = std::size_t{1} << 20;
+// Runs of each kind of store when a CPU transpose plans its stores (common/streaming_copy.hpp).
+constexpr int kStorePlanTrials = 2;
 constexpr const char* kStreamingStoresVariable = "LAB_STREAMING_STORES";  // on, off, auto
 // How the GPU drivers empty L2 before each timed launch (common/cuda_harness.cuh): "write" (the
 // default, as nvbench: a memset as large as L2) or "read" (a read of twice L2's bytes).

@@ -3,21 +3,24 @@
 // through the memory bus: N read, N read-for-ownership, N written. A streaming (non-temporal)
 // store fills whole lines in a write-combining buffer and sends them straight to memory: 2N.
 // That only pays when the data would not stay in cache anyway; in cache a plain copy is faster.
-// Which cache? Not the last level's size the system reports: on a host shared with other cores
-// and other programs, that cache is theirs too. The caches the running threads own are their L2s.
-// So the transposes stream when their output outgrows those, and the copy ceiling is timed both
-// ways, the faster kept: the best copy of the same bytes, whichever kind of store wins here.
+// Which wins depends on the host (how much of a shared last-level cache is really this
+// program's), on the size and on the step's access pattern, so no cache size written here
+// decides: the transposes plan their stores by measuring both (run_with_planned_stores), and the
+// copy ceiling is timed both ways, the faster kept (common/cpu_ceiling.hpp).
 #pragma once
 
 #include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <optional>
 #include <string>
 
 #if defined(__SSE__)
@@ -44,29 +47,63 @@ inline StoreSetting store_setting() {
   return StoreSetting::kAuto;
 }
 
-// The bytes the running threads' own caches hold: an L2 each.
-inline std::size_t private_cache_bytes() {
-#if defined(_SC_LEVEL2_CACHE_SIZE)
-  const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  const std::size_t per_thread = l2 > 0 ? static_cast<std::size_t>(l2) : kFallbackL2Bytes;
-#else
-  const std::size_t per_thread = kFallbackL2Bytes;
-#endif
-  return per_thread * static_cast<std::size_t>(omp_get_max_threads());
+namespace detail {
+inline std::optional<bool>& stores_now() {  // the kind the running transpose uses
+  static std::optional<bool> now;
+  return now;
+}
+inline std::map<std::string, bool>& store_plans() {  // the planned kind, by work and threads
+  static std::map<std::string, bool> plans;
+  return plans;
+}
+inline std::string plan_key(const std::string& work) {
+  return work + ", " + std::to_string(omp_get_max_threads()) + " threads";
+}
+}  // namespace detail
+
+// Whether the transpose running now (inside run_with_planned_stores) streams its stores.
+inline bool use_streaming_stores() {
+  return detail::stores_now().value_or(false);
 }
 
-// Whether a transpose that writes `output_bytes` streams its stores: as LAB_STREAMING_STORES
-// says, and with "auto" when its output alone outgrows the threads' own caches, where a plain
-// store's line would be evicted before anything reads it again.
-inline bool use_streaming_stores(std::size_t output_bytes) {
-  switch (store_setting()) {
-    case StoreSetting::kOn:
-      return true;
-    case StoreSetting::kOff:
-      return false;
-    default:
-      return output_bytes > private_cache_bytes();
+// Runs a transpose with the kind of store planned for `work` (what identifies it: its extents,
+// permutation and element size), planning on the first call, as HPTT's and FFTW's planners do:
+// the transpose runs kStorePlanTrials times with each kind in turn, and the faster is kept for
+// every later call of the same work at the same thread count. LAB_STREAMING_STORES=on or off
+// forces one kind, without trials. Returns whether the run streamed.
+template <class Run>
+bool run_with_planned_stores(const std::string& work, Run&& run) {
+  std::optional<bool>& now = detail::stores_now();
+  bool streaming = store_setting() == StoreSetting::kOn;
+  if (store_setting() == StoreSetting::kAuto) {
+    auto& plans = detail::store_plans();
+    const std::string key = detail::plan_key(work);
+    auto plan = plans.find(key);
+    if (plan == plans.end()) {
+      double fastest[2] = {HUGE_VAL, HUGE_VAL};  // plain, streaming: seconds
+      for (int trial = 0; trial < kStorePlanTrials; ++trial)
+        for (const bool kind : {false, true}) {
+          now = kind;
+          const double start = omp_get_wtime();
+          run();
+          fastest[kind] = std::min(fastest[kind], omp_get_wtime() - start);
+        }
+      plan = plans.emplace(key, fastest[1] < fastest[0]).first;
+    }
+    streaming = plan->second;
   }
+  now = streaming;
+  run();
+  now.reset();
+  return streaming;
+}
+
+// The kind of store `work` runs with: as forced, or as planned (plain before any plan).
+inline bool planned_streaming(const std::string& work) {
+  if (store_setting() != StoreSetting::kAuto) return store_setting() == StoreSetting::kOn;
+  const auto& plans = detail::store_plans();
+  const auto plan = plans.find(detail::plan_key(work));
+  return plan != plans.end() && plan->second;
 }
 
 // One vector of floats stored past the cache; dst must be aligned to the vector. Without SSE
