@@ -6,6 +6,7 @@
 //   harness_probe fills DTYPE COUNT
 //   harness_probe csv-header
 //   harness_probe copies
+//   harness_probe store-plan SLOWER
 // verify runs the multi-fill verification (common/matrix.hpp) on a transpose made straight from
 // the definition (verify-copy: the copy verifier on a copy), into which PLANT puts one fault at
 // output row R, col C, the same in every fill (as a buggy kernel would):
@@ -16,6 +17,9 @@
 //   --other-operation   the whole output made by the other operation (a copy for verify, a
 //                       transpose for verify-copy): what a step with the wrong STEP_OPERATION does
 // It prints the verdict; exit 0 when it passes, 1 when it reports a mismatch.
+// store-plan runs the store planner (common/streaming_copy.hpp) on a stand-in transpose that
+// takes 5 ms longer with the SLOWER kind of store (plain or streaming): work "a", "a" again, then
+// "b", one line each: the runs it took and the kind of the run that counted.
 // unwritten-each runs that verification once per position (R, C), each time with that one output
 // element left poisoned, on one pair of matrices (large shapes pay for their memory once, and for
 // the fill that caught the first position once); one verdict line per position; exit 0 when every
@@ -48,6 +52,7 @@ int usage() {
       "       harness_probe unwritten-each DTYPE ROWS COLS R C [R C ...]\n"
       "       harness_probe fill-distinct DTYPE START COUNT\n"
       "       harness_probe fills DTYPE COUNT\n"
+      "       harness_probe store-plan plain|streaming\n"
       "       harness_probe csv-header\n"
       "       harness_probe copies\n");
   return lab::kExitUsage;
@@ -220,9 +225,27 @@ int copies() {
 
 }  // namespace
 
+int store_plan(const std::string& slower) {
+  if (slower != "plain" && slower != "streaming") return usage();
+  for (const char* work : {"a", "a", "b"}) {
+    int runs = 0;
+    const bool streamed = lab::run_with_planned_stores(work, [&] {
+      ++runs;
+      if (lab::use_streaming_stores() == (slower == "streaming")) {
+        const double until = omp_get_wtime() + 0.005;
+        while (omp_get_wtime() < until) {
+        }
+      }
+    });
+    std::printf("%s: %d runs, %s\n", work, runs, streamed ? "streaming" : "plain");
+  }
+  return lab::kExitOk;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return usage();
   const std::string command = argv[1];
+  if (command == "store-plan" && argc == 3) return store_plan(argv[2]);
   if (command == "copies" && argc == 2) return copies();
   if (command == "csv-header" && argc == 2) return std::puts(lab::kCsvHeader) >= 0 ? 0 : 1;
   if (argc < 4) return usage();

@@ -1,4 +1,5 @@
 """Unit tests of common/: the fills, the verifier and the CSV schema, through tests/harness_probe."""
+import os
 import re
 import subprocess
 
@@ -137,3 +138,22 @@ def test_copy_verifier_catches_two_equal_bytes_swapped_by_the_other_fill():
 def test_copy_verifier_catches_an_unwritten_element():
     done = probe("verify-copy", "bfloat16", 33, 17, "--unwritten", 32, 16)
     assert done.returncode == 1 and "first at output row 32, col 16" in done.stdout
+
+
+@pytest.mark.parametrize("slower,kept", [("plain", "streaming"), ("streaming", "plain")])
+def test_the_store_plan_keeps_the_faster_kind_once_per_work(slower, kept):
+    # The first run of a work tries each kind twice, then runs with the faster; the same work
+    # again runs once, as planned; another work plans again.
+    done = probe("store-plan", slower)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"a: 5 runs, {kept}", f"a: 1 runs, {kept}",
+                                        f"b: 5 runs, {kept}"]
+
+
+@pytest.mark.parametrize("setting", ["on", "off"])
+def test_a_forced_store_setting_skips_the_plan(setting):
+    kind = "streaming" if setting == "on" else "plain"
+    done = probe("store-plan", "plain", env={**os.environ, "LAB_STREAMING_STORES": setting})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"a: 1 runs, {kind}", f"a: 1 runs, {kind}",
+                                        f"b: 1 runs, {kind}"]
