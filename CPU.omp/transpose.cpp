@@ -393,10 +393,13 @@ void transpose_band_small(const T* in, Index cols, T* out, Index rows, int whole
       const int first = b * kRowsPerBlock, last = first + kRowsPerBlock;
       if (c < whole_cols) {
         if constexpr (!kStreaming) {
+          // Every line the piece touches: where rows are not a multiple of a line, its kRowBytes
+          // start anywhere in a line and reach into one line more.
           for (int j = first; j < last; ++j)
 #pragma GCC unroll 8
-            for (int k = 0; k < kRowBytes; k += 64)
-              prefetch_line<true>(reinterpret_cast<const unsigned char*>(out + (c + j) * rows) + k);
+            for (int k = 0; k < kRowBytes + 64; k += 64)
+              prefetch_line<true>(reinterpret_cast<const unsigned char*>(out + (c + j) * rows) +
+                                  std::min(k, kRowBytes - 1));
         }
         const T* block_in = in + b * L::kBlockRows * cols + c;
         if (prefetch)
