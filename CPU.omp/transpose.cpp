@@ -560,7 +560,7 @@ void transpose_bands_scalar(const T* in, T* out, Index rows, Index cols) {
 // Streaming stores, by the rule the copy ceiling follows, need the output 64-byte aligned (the
 // harness allocates it so); whole pieces stream when every output row starts on a line.
 template <class T>
-Stores stores_for(Index rows, Index cols, const void* out, bool streaming) {
+Stores stores_for(Index rows, const void* out, bool streaming) {
   if (reinterpret_cast<std::uintptr_t>(out) % 64 != 0 || !streaming) return Stores::kPlain;
   return rows * sizeof(T) % 64 == 0 ? Stores::kStreaming : Stores::kSheared;
 }
@@ -573,7 +573,7 @@ std::string plan_work(Index rows, Index cols, std::size_t elem_bytes) {
 
 template <class T>
 bool streams_stores(Index rows, Index cols, const void* out) {
-  return stores_for<T>(rows, cols, out, lab::planned_streaming(plan_work(rows, cols, sizeof(T)))) !=
+  return stores_for<T>(rows, out, lab::planned_streaming(plan_work(rows, cols, sizeof(T)))) !=
          Stores::kPlain;
 }
 
@@ -581,7 +581,7 @@ template <class T>
 void transpose_bands_simd(const T* in, T* out, Index rows, Index cols) {
   using L = Layout<T>;
   const Index chunks = (cols + L::kChunkCols - 1) / L::kChunkCols;
-  const Stores stores = stores_for<T>(rows, cols, out, lab::use_streaming_stores());
+  const Stores stores = stores_for<T>(rows, out, lab::use_streaming_stores());
   const int band_rows = stores == Stores::kSheared ? L::kShearedBandRows : L::kBandRows;
   const Index bands = (rows + band_rows - 1) / band_rows;
 #pragma omp parallel
