@@ -557,8 +557,8 @@ void transpose_bands_scalar(const T* in, T* out, Index rows, Index cols) {
 }
 
 #if defined(LAB_VECTOR_BLOCKS)
-// Streaming stores, by the rule the copy ceiling follows, need the output 64-byte aligned (the
-// harness allocates it so); whole pieces stream when every output row starts on a line.
+// Streaming stores, where the store plan chose them, need the output 64-byte aligned (the harness
+// allocates it so); whole pieces stream when every output row starts on a line.
 template <class T>
 Stores stores_for(Index rows, const void* out, bool streaming) {
   if (reinterpret_cast<std::uintptr_t>(out) % 64 != 0 || !streaming) return Stores::kPlain;
