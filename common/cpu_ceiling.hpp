@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,17 +19,9 @@ namespace lab {
 
 class CpuCeiling {
  public:
-  CpuCeiling() {  // a bad LAB_STREAMING_STORES exits here (store_setting)
-    switch (store_setting()) {
-      case StoreSetting::kOn:
-        streaming_ = {true};
-        break;
-      case StoreSetting::kOff:
-        streaming_ = {false};
-        break;
-      default:
-        streaming_ = {false, true};
-    }
+  CpuCeiling() {
+    const std::optional<bool> forced = forced_streaming();  // a bad setting exits here
+    streaming_ = forced ? std::vector<bool>{*forced} : std::vector<bool>{false, true};
   }
 
   // The copies, to time before the pieces after them: medians_ms[0, copies()) are theirs.

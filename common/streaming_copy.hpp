@@ -32,19 +32,19 @@
 
 namespace lab {
 
-// LAB_STREAMING_STORES: "on", "off" or "auto" (the default). A bad value: one line and exit 2.
-enum class StoreSetting { kAuto, kOn, kOff };
-inline StoreSetting store_setting() {
+// The kind of store LAB_STREAMING_STORES forces: true for "on", false for "off", none for "auto"
+// (the default: the transposes plan, the ceiling times both). A bad value: one line and exit 2.
+inline std::optional<bool> forced_streaming() {
   const char* setting = std::getenv(kStreamingStoresVariable);
   const std::string choice = setting == nullptr ? "auto" : setting;
-  if (choice == "on") return StoreSetting::kOn;
-  if (choice == "off") return StoreSetting::kOff;
+  if (choice == "on") return true;
+  if (choice == "off") return false;
   if (choice != "auto") {
     std::fprintf(stderr, "error: %s=%s: use on, off or auto\n", kStreamingStoresVariable,
                  choice.c_str());
     std::exit(kExitUsage);
   }
-  return StoreSetting::kAuto;
+  return std::nullopt;
 }
 
 namespace detail {
@@ -74,8 +74,8 @@ inline bool use_streaming_stores() {
 template <class Run>
 bool run_with_planned_stores(const std::string& work, Run&& run) {
   std::optional<bool>& now = detail::stores_now();
-  bool streaming = store_setting() == StoreSetting::kOn;
-  if (store_setting() == StoreSetting::kAuto) {
+  std::optional<bool> streaming = forced_streaming();
+  if (!streaming) {
     auto& plans = detail::store_plans();
     const std::string key = detail::plan_key(work);
     auto plan = plans.find(key);
@@ -95,12 +95,12 @@ bool run_with_planned_stores(const std::string& work, Run&& run) {
   now = streaming;
   run();
   now.reset();
-  return streaming;
+  return *streaming;
 }
 
 // The kind of store `work` runs with: as forced, or as planned (plain before any plan).
 inline bool planned_streaming(const std::string& work) {
-  if (store_setting() != StoreSetting::kAuto) return store_setting() == StoreSetting::kOn;
+  if (const std::optional<bool> forced = forced_streaming()) return *forced;
   const auto& plans = detail::store_plans();
   const auto plan = plans.find(detail::plan_key(work));
   return plan != plans.end() && plan->second;
