@@ -19,7 +19,8 @@
 // It prints the verdict; exit 0 when it passes, 1 when it reports a mismatch.
 // store-plan runs the store planner (common/streaming_copy.hpp) on a stand-in transpose that
 // takes 5 ms longer with the SLOWER kind of store (plain or streaming): work "a", "a" again, then
-// "b", one line each: the runs it took and the kind of the run that counted.
+// "b", one line each: the kind of each run it took, in order (p plain, s streaming), and the kind
+// of the run that counted.
 // unwritten-each runs that verification once per position (R, C), each time with that one output
 // element left poisoned, on one pair of matrices (large shapes pay for their memory once, and for
 // the fill that caught the first position once); one verdict line per position; exit 0 when every
@@ -228,16 +229,16 @@ int copies() {
 int store_plan(const std::string& slower) {
   if (slower != "plain" && slower != "streaming") return usage();
   for (const char* work : {"a", "a", "b"}) {
-    int runs = 0;
+    std::string runs;  // the kind of each run, in order: p plain, s streaming
     const bool streamed = lab::run_with_planned_stores(work, [&] {
-      ++runs;
+      runs += lab::use_streaming_stores() ? 's' : 'p';
       if (lab::use_streaming_stores() == (slower == "streaming")) {
         const double until = omp_get_wtime() + 0.005;
         while (omp_get_wtime() < until) {
         }
       }
     });
-    std::printf("%s: %d runs, %s\n", work, runs, streamed ? "streaming" : "plain");
+    std::printf("%s: runs %s, %s\n", work, runs.c_str(), streamed ? "streaming" : "plain");
   }
   return lab::kExitOk;
 }
