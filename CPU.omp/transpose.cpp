@@ -18,7 +18,8 @@
 //          more than some cores' hardware prefetchers follow (AMD Zen 4 follows about 16), so
 //          the loop asks for each row's line 4 lines ahead itself, into L2. Bands are dealt to
 //          the threads round robin, so the threads running at the same time fill neighbouring
-//          pieces of the same output rows.
+//          pieces of the same output rows (except where plain stores meet rows that are not a
+//          multiple of a line: transpose_bands_simd says why).
 //          Why 32 rows and not more? Each row is one more stream to fetch ahead, and 32 rows
 //          32 KiB apart already fall into one L1 set. Why not 16? Then each output row gets one
 //          line at a time, and memory writes single lines less well than pairs.
