@@ -558,12 +558,19 @@ void transpose_bands_scalar(const T* in, T* out, Index rows, Index cols) {
 }
 
 #if defined(LAB_VECTOR_BLOCKS)
+// Whether output rows start anywhere in a line (rows not a multiple of a line's elements), so
+// that a band's piece of an output row shares its first and last line with the bands beside it.
+template <class T>
+bool rows_share_lines(Index rows) {
+  return rows * sizeof(T) % 64 != 0;
+}
+
 // Streaming stores, where the store plan chose them, need the output 64-byte aligned (the harness
 // allocates it so); whole pieces stream when every output row starts on a line.
 template <class T>
 Stores stores_for(Index rows, const void* out, bool streaming) {
   if (reinterpret_cast<std::uintptr_t>(out) % 64 != 0 || !streaming) return Stores::kPlain;
-  return rows * sizeof(T) % 64 == 0 ? Stores::kStreaming : Stores::kSheared;
+  return rows_share_lines<T>(rows) ? Stores::kSheared : Stores::kStreaming;
 }
 
 // What the store plan knows this transpose by.
@@ -596,9 +603,8 @@ void transpose_bands_simd(const T* in, T* out, Index rows, Index cols) {
     else
       transpose_tile<T, false>(in, out, rows, cols, tile);
   };
-  // Plain stores on rows that are not a multiple of a line (8191 x 8193): a band's piece of an
-  // output row shares a line with the band above and the band below it.
-  const bool shared_lines = stores == Stores::kPlain && rows * sizeof(T) % 64 != 0;
+  // Plain stores on rows that are not a multiple of a line (8191 x 8193).
+  const bool shared_lines = stores == Stores::kPlain && rows_share_lines<T>(rows);
 #pragma omp parallel
   {
     if (shared_lines) {

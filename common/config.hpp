@@ -24,7 +24,7 @@ constexpr std::size_t kKeptBlockBytes = std::size_t{1} << 30;
 constexpr int kStorePlanTrials = 2;
 constexpr const char* kStreamingStoresVariable = "LAB_STREAMING_STORES";  // on, off, auto
 // How the GPU drivers empty L2 before each timed launch (common/cuda_harness.cuh): "write" (the
-// default, as nvbench: a memset as large as L2) or "read" (a read of twice L2's bytes).
+// default, as nvbench: a memset as large as L2) or "read" (a read of several L2s of bytes).
 constexpr const char* kL2FlushVariable = "LAB_L2_FLUSH";
 constexpr int kL2ReadFlushMultiple = 2;  // "read" reads this many times L2's bytes
 

@@ -88,7 +88,7 @@ def test_cpu_step_is_exact_on_every_type(case, dtype, tmp_path):
     check_cpu_case(case, dtype, tmp_path, threads=2)
 
 
-# With streaming stores (forced on: by default only tensors past the threads' L2s take them)
+# With streaming stores (forced on: by default the store plan takes them where they are faster)
 # PERMUTE.omp writes each whole 64-byte line of an output row of 4-, 8- or 16-byte elements past
 # the cache, and the ragged ends plainly: output rows that start on a line and end inside one
 # (70 x 300), that start inside one (the 67-element rows of 5x129x67), rows shorter than a line

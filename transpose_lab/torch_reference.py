@@ -372,7 +372,7 @@ class Reference(Checker):
         properties = torch.cuda.get_device_properties(0)
         self.device_name = properties.name
         l2_bytes = getattr(properties, "L2_cache_size", 0) or FALLBACK_L2_BYTES
-        self.flush_reads = l2_flush_kind() == "read"  # twice L2's bytes, read (a sum)
+        self.flush_reads = l2_flush_kind() == "read"  # several L2s of bytes, read (a sum)
         multiple = L2_READ_FLUSH_MULTIPLE if self.flush_reads else 1
         self.flush_buffer = torch.zeros(l2_bytes * multiple, dtype=torch.uint8, device=self.device)
         self.spin = getattr(torch.cuda, "_sleep", None)  # a spin kernel; absent: no spin
