@@ -5,7 +5,8 @@
 // (contiguous in the input), and b, the input axis that is innermost in the output (contiguous in
 // the output).
 // - b == a: the innermost axis stays innermost, and each output row is one contiguous run of the
-//   input, copied whole (a rank-1 problem is one plain copy).
+//   input, copied whole (a rank-1 problem is one plain copy), its whole lines with streaming stores
+//   where the store plan finds them faster: a plain store reads each output line first.
 // - b != a: the matrix steps' blocking, between those two axes: a tile of kTile x kTile elements
 //   of (b, a) is read along a (whole lines of the input) and written along b (whole lines of the
 //   output), small enough that both stay in L1 while it moves. Every other axis is a batch index.
@@ -167,13 +168,19 @@ void copy_runs(const T* in, T* out, const lab::Permutation& p) {
     return;
   }
   const Batch rows = batch_axes(p, a, a);
+  const bool streaming = lab::use_streaming_stores();
 #pragma omp parallel
   {
     Index begin, end;
     thread_share(rows.count, &begin, &end);
     BatchWalk walk(rows, begin);
-    for (Index r = begin; r < end; ++r, walk.next())
-      std::memcpy(out + walk.out, in + walk.in, run * sizeof(T));
+    for (Index r = begin; r < end; ++r, walk.next()) {
+      if (streaming)
+        lab::stream_lines(out + walk.out, in + walk.in, run * sizeof(T));
+      else
+        std::memcpy(out + walk.out, in + walk.in, run * sizeof(T));
+    }
+    if (streaming) lab::stream_fence();
   }
 }
 
