@@ -174,12 +174,8 @@ void copy_runs(const T* in, T* out, const lab::Permutation& p) {
     Index begin, end;
     thread_share(rows.count, &begin, &end);
     BatchWalk walk(rows, begin);
-    for (Index r = begin; r < end; ++r, walk.next()) {
-      if (streaming)
-        lab::stream_lines(out + walk.out, in + walk.in, run * sizeof(T));
-      else
-        std::memcpy(out + walk.out, in + walk.in, run * sizeof(T));
-    }
+    for (Index r = begin; r < end; ++r, walk.next())
+      lab::copy_lines(out + walk.out, in + walk.in, run * sizeof(T), streaming);
     if (streaming) lab::stream_fence();
   }
 }
@@ -617,12 +613,8 @@ void transpose_runs_tiles(const T* in, T* out, const RunsTile& t) {
         std::memcpy(gathered + r * c_count, from + row_in[r0 + r], c_count * sizeof(T));
       transpose_elements(TileSource<T>{gathered, c_count}, moved, r_count, r_count, c_count);
       T* to = out + out_base + r0;
-      for (Index c = 0; c < c_count; ++c) {
-        if (streaming)
-          lab::stream_lines(to + col_out[c0 + c], moved + c * r_count, r_count * sizeof(T));
-        else
-          std::memcpy(to + col_out[c0 + c], moved + c * r_count, r_count * sizeof(T));
-      }
+      for (Index c = 0; c < c_count; ++c)
+        lab::copy_lines(to + col_out[c0 + c], moved + c * r_count, r_count * sizeof(T), streaming);
     });
     if (streaming) lab::stream_fence();
   }

@@ -160,6 +160,14 @@ inline void stream_lines(void* dst, const void* src, std::size_t bytes) {
   std::memcpy(out + lines_end, in + lines_end, bytes - lines_end);
 }
 
+// bytes from src to dst: through stream_lines with `streaming`, else a plain memcpy.
+inline void copy_lines(void* dst, const void* src, std::size_t bytes, bool streaming) {
+  if (streaming)
+    stream_lines(dst, src, bytes);
+  else
+    std::memcpy(dst, src, bytes);
+}
+
 // dst[0..count) = src[0..count). With `streaming`, the part of dst that starts on a vector
 // boundary is written with streaming stores; the ragged ends, and everything without
 // `streaming`, with plain stores. Call stream_fence() before other threads read dst.
