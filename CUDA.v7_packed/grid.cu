@@ -1,5 +1,5 @@
 // CUDA.v7_packed, plumbing of its kernels, beyond the lesson: the grid of tiles past 65535 tile
-// columns, and shared memory past 48 KiB.
+// columns, and the launch with shared memory past 48 KiB.
 #pragma once
 
 #include "../common/cuda_check.cuh"
@@ -22,4 +22,15 @@ inline dim3 tile_grid(int rows, int cols, int tile_dim) {
   return dim3((rows - 1) / tile_dim + 1, (tiles_c - 1) / z + 1, z);
 }
 
-using lab::allow_shared_bytes;  // shared memory past 48 KiB (common/cuda_check.cuh)
+// A kernel over tile_dim x tile_dim tiles on that grid, `threads` a block, with shared_bytes of
+// shared memory (past 48 KiB allowed: common/cuda_check.cuh).
+template <class T>
+LaunchShape launch_tiles(void (*kernel)(const T*, T*, int, int), const T* in, T* out, int rows,
+                         int cols, int tile_dim, int threads, int shared_bytes,
+                         cudaStream_t stream) {
+  const dim3 block(threads), grid = tile_grid(rows, cols, tile_dim);
+  lab::require_grid(grid, lab::GridAxes::kRowsInX, tile_dim, tile_dim, rows, cols);
+  lab::allow_shared_bytes(kernel, shared_bytes);
+  kernel<<<grid, block, shared_bytes, stream>>>(in, out, rows, cols);
+  return {grid, block};
+}

@@ -404,17 +404,13 @@ __global__ void __launch_bounds__(CHUNKS* kGroups, REALIGN_MIN_BLOCKS<T>)
 template <class T>
 LaunchShape launch_realigned(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   constexpr int TILE_DIM = CHUNKS * (VECTOR_BYTES / sizeof(T));
-  const dim3 grid = tile_grid(rows, cols, TILE_DIM);
-  lab::require_grid(grid, lab::GridAxes::kRowsInX, TILE_DIM, TILE_DIM, rows, cols);
   // Every output row starts a sector: no block needs rows beyond its own.
   const bool whole_sectors = static_cast<size_t>(rows) * sizeof(T) % SECTOR_BYTES == 0 &&
                              reinterpret_cast<Address>(out) % SECTOR_BYTES == 0;
   const auto run = [&](auto kernel, int groups) {
     const int shared_bytes = (TILE_DIM * groups + CHUNKS) * VECTOR_BYTES;  // 72 KiB: uint8
-    allow_shared_bytes(kernel, shared_bytes);
-    const dim3 block(CHUNKS * groups);
-    kernel<<<grid, block, shared_bytes, stream>>>(in, out, rows, cols);
-    return LaunchShape{grid, block};
+    return launch_tiles(kernel, in, out, rows, cols, TILE_DIM, CHUNKS * groups, shared_bytes,
+                        stream);
   };
   return whole_sectors ? run(realign_kernel<T, GROUPS>, GROUPS)
                        : run(realign_kernel<T, GROUPS + 2>, GROUPS + 2);

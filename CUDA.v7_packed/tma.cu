@@ -240,7 +240,7 @@ LaunchShape launch_tma(const T* in, T* out, int rows, int cols, cudaStream_t str
   static Maps maps;
   int device;
   CUDA_CHECK(cudaGetDevice(&device));
-  allow_shared_bytes(tma_kernel<T>, SHARED_BYTES);
+  lab::allow_shared_bytes(tma_kernel<T>, SHARED_BYTES);
   if (maps.in != in || maps.out != out || maps.rows != rows || maps.cols != cols ||
       maps.device != device) {
     maps.in_map = tma_map(in, rows, 1LL * cols * E, TMA_UNIT<T>, TILE_DIM, CHUNKS * VECTOR_BYTES,

@@ -10,12 +10,10 @@
 // a tile row, as in v6.
 // Shapes whose rows or cols are not a multiple of N cannot use aligned 16-byte accesses as they
 // are: ragged.cu keeps them fast, beyond the lesson.
-#include <cstdint>
-
 #include "../common/cuda_step.cuh"
 #include "../common/packed_block.cuh"  // transpose_in_registers, VECTOR_BYTES, WORDS
 // This step's other sources, reached through common/ as ragged.cu is (see the end of this file).
-#include "../common/../CUDA.v7_packed/grid.cu"  // tile_column, tile_grid, allow_shared_bytes
+#include "../common/../CUDA.v7_packed/grid.cu"  // tile_column, launch_tiles
 
 constexpr int CHUNKS = 16;  // 16-byte chunks of an input row per tile: 256 bytes, as in v6
 constexpr int GROUPS = 16;  // groups of N input rows per tile: 256 bytes of each output row
@@ -73,11 +71,8 @@ template <class T>
 LaunchShape launch_packed(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
   constexpr int TILE_DIM = CHUNKS * (VECTOR_BYTES / sizeof(T));
   constexpr int SHARED_BYTES = TILE_DIM * GROUPS * VECTOR_BYTES;  // 64 KiB for 1-byte elements
-  const dim3 block(THREADS), grid = tile_grid(rows, cols, TILE_DIM);
-  lab::require_grid(grid, lab::GridAxes::kRowsInX, TILE_DIM, TILE_DIM, rows, cols);
-  allow_shared_bytes(transpose_kernel<T>, SHARED_BYTES);
-  transpose_kernel<T><<<grid, block, SHARED_BYTES, stream>>>(in, out, rows, cols);
-  return {grid, block};
+  return launch_tiles(transpose_kernel<T>, in, out, rows, cols, TILE_DIM, THREADS, SHARED_BYTES,
+                      stream);
 }
 
 // launch_transpose, which takes the packed kernel where the shape allows it, is in ragged.cu:
