@@ -14,8 +14,9 @@
 //   copy faster for them (make probes: v7_sector_kernel_4_to_8_bytes measures v6's way again).
 #include <cstddef>
 
-#include "../common/short_rows.cuh"   // thin matrices: the K x N transpose, the warp's stage
-#include "../common/vector_copy.cuh"  // lab::launch_vector_copy: 1 x N and N x 1 matrices
+#include "../common/short_rows.cuh"        // thin matrices: the K x N transpose, the warp's stage
+#include "../common/unaligned_vector.cuh"  // extract, load_unaligned: 16 bytes from anywhere
+#include "../common/vector_copy.cuh"       // lab::launch_vector_copy: 1 x N and N x 1 matrices
 
 constexpr int SECTOR_BYTES = 32;  // DRAM and L2 move whole 32-byte sectors
 
@@ -105,8 +106,8 @@ LaunchShape launch_sectors(const T* in, T* out, int rows, int cols, cudaStream_t
 // sector cut worked out anew by every thread, a choice of store per vector). So a block decides
 // once which it is: a bulk block (its tile and the rows it borrows lie inside the matrix) runs
 // without a check, an edge block (a tile at the matrix's first rows, its last rows or its last
-// columns) takes the checked path, out of line.
-using Address = std::uintptr_t;  // alignment is a property of the address, not of the index
+// columns) takes the checked path, out of line. extract and load_unaligned, the shifts, are in
+// common/unaligned_vector.cuh (PERMUTE.v5_packed's short rows use them too).
 
 // The aligned 16 bytes at address x of the input, which starts at `in` (address begin) and ends at
 // address end. kGuarded: the vector may cross an end, so it is read a byte at a time and nothing
@@ -125,23 +126,6 @@ __device__ void load_vector(const std::uint8_t* in, Address begin, Address end, 
       if (x + i >= begin && x + i < end) v[i / 4] |= std::uint32_t(at[i]) << (8 * (i % 4));
     }
   }
-}
-
-// The 16 bytes that start `shift` bytes (0..15) into lo and run on into hi.
-__device__ void extract(const std::uint32_t (&lo)[WORDS], const std::uint32_t (&hi)[WORDS],
-                        int shift, std::uint32_t (&out)[WORDS]) {
-  std::uint32_t v[2 * WORDS] = {lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]};
-  // Whole words by selects (constant indices keep v in registers), the rest by funnel shifts.
-  if (shift & 8) {
-#pragma unroll
-    for (int x = 0; x < 6; ++x) v[x] = v[x + 2];
-  }
-  if (shift & 4) {
-#pragma unroll
-    for (int x = 0; x < 5; ++x) v[x] = v[x + 1];
-  }
-#pragma unroll
-  for (int x = 0; x < WORDS; ++x) out[x] = __funnelshift_r(v[x], v[x + 1], 8 * (shift & 3));
 }
 
 // Bytes [from, to) of v, the 16 bytes for the aligned address of `at`, in naturally aligned stores.
@@ -544,18 +528,6 @@ __global__ void __launch_bounds__(THIN_BLOCK)
 // docs/results), it wins for 1- and 2-byte elements; the same way for wider elements, and for a
 // stream dealt into rows (each lane taking its neighbour's bytes by a shuffle for the misaligned
 // rows' stores), lost on an H200.
-template <class T>
-__device__ __forceinline__ uint4 load_unaligned(const T* at) {
-  const int shift = static_cast<int>(reinterpret_cast<Address>(at) % VECTOR_BYTES);
-  const auto* pair =
-      reinterpret_cast<const uint4*>(reinterpret_cast<const std::uint8_t*>(at) - shift);
-  const uint4 a = pair[0], b = pair[1];
-  const std::uint32_t lo[WORDS] = {a.x, a.y, a.z, a.w}, hi[WORDS] = {b.x, b.y, b.z, b.w};
-  std::uint32_t v[WORDS];
-  extract(lo, hi, shift, v);
-  return make_uint4(v[0], v[1], v[2], v[3]);
-}
-
 template <class T, int K>
 __global__ void __launch_bounds__(THIN_BLOCK)
     thin_register_kernel(const T* __restrict__ in, T* __restrict__ out, int rows, int cols) {

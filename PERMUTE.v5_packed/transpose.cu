@@ -17,6 +17,8 @@
 //   each thread stores its block from registers, 2 x 2 lanes filling whole sectors;
 // - short_register_kernel: a plane side under 8 (3 channels), 16-byte accesses on both sides, the
 //   elements regrouped in registers (16-byte elements too, one to a vector);
+// - unaligned_short_kernel: the same where 1- or 2-byte short rows are not whole vectors (3 x 1000
+//   uint8, 2 x 50001), each row's 16 bytes cut from the two aligned vectors they straddle;
 // - runs_kernel: the innermost axis stays, each plane a run copied in vectors;
 // - staged_kernel: small dense planes laid one after another (17 x 19), staged a stretch of whole
 //   planes at a time;
@@ -30,8 +32,9 @@
 #include "../common/cuda_check.cuh"
 #include "../common/packed_block.cuh"  // transpose_in_registers, VECTOR_BYTES, WORDS
 #include "../common/permute_step.hpp"
-#include "../common/short_rows.cuh"  // the K x N register transpose, the warp's stage
-#include "tile_shape.hpp"            // plane_tile: the tile's shape for a plane
+#include "../common/short_rows.cuh"        // the K x N register transpose, the warp's stage
+#include "../common/unaligned_vector.cuh"  // load_unaligned: 16 bytes from anywhere
+#include "tile_shape.hpp"                  // plane_tile: the tile's shape for a plane
 
 // PERMUTE.v4_small_planes's launch_permute, linked under this name (common/permute_step.mk).
 template <class T>
@@ -400,6 +403,120 @@ LaunchShape launch_short(const T* in, T* out, const lab::Plan& plan, ShortPath p
   });
 }
 
+// ---- Short rows that are not whole vectors (4096 planes of 3 x 1000 uint8, 64 of 2 x 50001):
+// ---- short_register_kernel needs whole aligned vectors on both sides. staged_kernel takes planes
+// a stage holds, gathering each element of a vector from the stage (16 loads a vector for uint8);
+// v4's tiles took the longer ones, an element an access. But where the planes lie one after another
+// in the output, the runs of all planes form one stream: index t = b * cols + c (plane b, column c)
+// is the run at t * K, so N consecutive indices are K whole, aligned vectors of the stream whatever
+// the plane. Only the short rows are misaligned, and each row's 16 bytes are cut from the two
+// aligned vectors they straddle (load_unaligned, as CUDA.v7_packed's thin matrices). Where a
+// thread's N indices run into the next plane, the rest comes from there the same way, merged by
+// byte masks; the stream's last indices (fewer than N, or a vector that would be read past the
+// tensor) go element by element.
+// Measured (unaligned_short.csv in docs/results/h100, h200; this kernel on every such plan against
+// the paths before it): 64 planes of 2 x 50001 from a fifth or a quarter of the copy to past it
+// (the copy of those 6 MB is slow), 3 x 1000 uint8 from 77% to 79% on an H100 and from 64% to 73%
+// on an H200. Where a stage holds the planes it lost otherwise, by up to 18 points: for 2-byte
+// elements, whose 8 gathers a vector the stage does well, and for rows of 333 bytes, where almost
+// every warp has a lane that merges two planes. So uint8 is cut where a warp's 32 x 16 indices meet
+// at most one plane's end (rows of 512 or more), and every 1- or 2-byte plane that no stage holds.
+
+// Bytes [0, bytes) of lo, the rest of hi.
+__device__ __forceinline__ uint4 merge_at(uint4 lo, uint4 hi, int bytes) {
+  const std::uint32_t l[WORDS] = {lo.x, lo.y, lo.z, lo.w}, h[WORDS] = {hi.x, hi.y, hi.z, hi.w};
+  std::uint32_t v[WORDS];
+#pragma unroll
+  for (int x = 0; x < WORDS; ++x) {
+    const int from_lo = bytes - 4 * x;  // of this word's 4 bytes
+    const std::uint32_t mask = from_lo >= 4 ? ~0u : (from_lo <= 0 ? 0u : (1u << (8 * from_lo)) - 1);
+    v[x] = (l[x] & mask) | (h[x] & ~mask);
+  }
+  return make_uint4(v[0], v[1], v[2], v[3]);
+}
+
+template <class T, int K>
+__global__ void __launch_bounds__(THREADS)
+    unaligned_short_kernel(const T* __restrict__ in, T* __restrict__ out, lab::Plan plan,
+                           lab::FastDivision plane_cols, lab::Index in_bytes) {
+  static_assert(sizeof(T) <= 2, "wider elements keep staged_kernel and v4's tiles");
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  __shared__ uint4 stages[THREADS / WARP_SIZE][WARP_SIZE * K];
+  uint4* stage = stages[threadIdx.x / WARP_SIZE];
+  const int lane = static_cast<int>(threadIdx.x % WARP_SIZE);
+  const lab::Index cols = plan.cols, total = plan.batch.count * cols;  // indices t of the stream
+  // The end of the aligned pair load_unaligned reads for the element at `offset`, in bytes.
+  auto pair_end = [](lab::Index offset) {
+    return offset * lab::Index{sizeof(T)} / VECTOR_BYTES * VECTOR_BYTES + 2 * VECTOR_BYTES;
+  };
+  // Whole warps iterate together (the stage's exchanges need every lane).
+  for (lab::Index warp_first = (lab::Index{blockIdx.x} * THREADS + (threadIdx.x - lane)) * N;
+       warp_first < total; warp_first += lab::Index{gridDim.x} * THREADS * N) {
+    const lab::Index t0 = warp_first + lane * N;
+    VectorOf<T> rows[K], run[K];  // rows[k]: short row k's N elements; run: them interleaved
+    bool whole = t0 + N <= total;
+    if (whole) {
+      const auto b = static_cast<lab::Index>(plane_cols.quotient(static_cast<std::uint64_t>(t0)));
+      const lab::Index c = t0 - b * cols, last_row = (K - 1) * plan.in_pitch;
+      lab::Index in_base, out_base, next_base = 0, next_out;
+      plan.batch.offsets(b, in_base, out_base);
+      const int left = static_cast<int>(cols - c < N ? cols - c : N);  // indices in plane b
+      if (left < N) plan.batch.offsets(b + 1, next_base, next_out);
+      whole = pair_end(in_base + last_row + c) <= in_bytes &&
+              (left == N || pair_end(next_base + last_row - left) <= in_bytes);
+      if (whole)
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          rows[k].word = load_unaligned(in + in_base + k * plan.in_pitch + c);
+          if (left < N)  // element j >= left is the next plane's j - left
+            rows[k].word =
+                merge_at(rows[k].word, load_unaligned(in + next_base + k * plan.in_pitch - left),
+                         left * static_cast<int>(sizeof(T)));
+        }
+    }
+    short_rows::interleave<T, K>(rows, run);
+    short_rows::scatter_runs<T, K>(stage, whole ? out + t0 * K : nullptr, lane, run);
+    if (!whole)
+      for (lab::Index t = t0; t < t0 + N && t < total; ++t) {
+        const auto b = static_cast<lab::Index>(plane_cols.quotient(static_cast<std::uint64_t>(t)));
+        lab::Index in_base, out_base;
+        plan.batch.offsets(b, in_base, out_base);
+#pragma unroll
+        for (int k = 0; k < K; ++k) out[t * K + k] = in[in_base + k * plan.in_pitch + t - b * cols];
+      }
+    __syncwarp();  // the stage is read whole before the next round overwrites it
+  }
+}
+
+// Short rows (2 to 7) of 1- or 2-byte elements, interleaved into an output whose planes lie one
+// after another, both pointers aligned (the caller has found the rows not whole vectors), rows of
+// N elements or more (a thread's indices then meet at most two planes). Wider elements keep
+// staged_kernel and v4's tiles: on CUDA.v7_packed's thin matrices the same cut lost to its element
+// kernels for them.
+template <class T>
+bool unaligned_short_fits(const lab::Plan& plan, const T* in, const T* out) {
+  const bool out_in_a_row =
+      plan.batch.axes == 0 ||
+      (plan.batch.axes == 1 && plan.batch.out_stride[0] == plan.rows * plan.cols);
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  return !plan.runs && plan.rows >= 2 && plan.rows < SHORT_SIDE && plan.cols >= N &&
+         plan.out_pitch == plan.rows && out_in_a_row && aligned(in) && aligned(out);
+}
+
+template <class T>
+LaunchShape launch_unaligned_short(const T* in, T* out, const lab::Plan& plan, lab::Index elements,
+                                   cudaStream_t stream) {
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  const dim3 block(THREADS), grid(blocks_for(plan.batch.count * plan.cols, THREADS * N));
+  const lab::FastDivision plane_cols(static_cast<std::uint64_t>(plan.cols));
+  const lab::Index in_bytes = elements * lab::Index{sizeof(T)};
+  return short_rows::with_side(static_cast<int>(plan.rows), [&](auto k) {
+    unaligned_short_kernel<T, decltype(k)::value>
+        <<<grid, block, 0, stream>>>(in, out, plan, plane_cols, in_bytes);
+    return LaunchShape{grid, block};
+  });
+}
+
 // ---- Runs: the innermost axis stays innermost, so each plane is one run copied whole. v3 copies
 // ---- it one element a thread (a warp of uint8 moves 32 bytes an instruction); here each thread
 // copies one vector V, the widest that divides the run, every batch stride and both addresses, so
@@ -638,6 +755,11 @@ LaunchShape launch_permute(const T* in, T* out, const lab::Permutation& p, cudaS
   if (path != ShortPath::kNone) return launch_short(in, out, plan, path, stream);
   if (packed != Packed::kTile) {
     const lab::Index stretch = staged_stretch(plan, in, out);
+    // uint8 rows of a warp's indices or more are cut, not staged (see unaligned_short_kernel).
+    if constexpr (sizeof(T) <= 2)
+      if (unaligned_short_fits(plan, in, out) &&
+          (stretch == 0 || (sizeof(T) == 1 && plan.cols >= WARP_SIZE * N)))
+        return launch_unaligned_short(in, out, plan, p.elements(), stream);
     if (stretch > 0) return launch_staged(in, out, plan, stretch, stream);
     return launch_reused_permute<T>(in, out, p, stream);
   }

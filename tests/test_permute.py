@@ -669,6 +669,14 @@ PACKED_EDGES = (
     ("9,5,33", "0,2,1"),
     ("3,6,1001", "0,2,1"),
     ("11,7,45", "0,2,1"),
+    # ... short rows of 1- and 2-byte elements that are not whole vectors, planes too long for a
+    # stage, cut from the vectors they straddle: a thread's indices running into the next plane
+    # (9001 and 8195 columns), 7 rows, one plane (3 x 6007 after fusion) whose last indices, and
+    # the vectors past it, go element by element.
+    ("3,2,9001", "0,2,1"),
+    ("5,2,8195", "0,2,1"),
+    ("2,7,2501", "0,2,1"),
+    ("1,3,6007", "0,2,1"),
     # Borrowed axes: a plane side that is not whole tiles takes in the batch axis right after it.
     ("16,3,16,2,16,16", "5,3,1,4,0,2"),  # the 6-d case in small: 16 x 16 planes, both sides borrow
     ("32,40,24,48", "3,2,1,0"),          # a reversal: 32 x 48 planes widened to 1280 x 1152
