@@ -631,7 +631,7 @@ PACKED_EDGES = (
     ("2,9008,5", "0,2,1"),
     ("3,7,2048", "0,2,1"),
     ("5,2048,2", "0,2,1"),
-    ("4,3,1000", "0,2,1"),       # 1000 columns: uint8 goes to v4, the wider types interleave
+    ("4,3,1000", "0,2,1"),       # 1000 columns: uint8 rows cut from vectors, wider ones interleave
     ("70000,3,16", "0,2,1"),
     # Runs (the innermost axis stays): vectors of 16, 8 or 4 bytes where every run, stride and
     # address allows, v4's element copy where none does (3 uint8, 6 bytes of float16).
@@ -669,10 +669,10 @@ PACKED_EDGES = (
     ("9,5,33", "0,2,1"),
     ("3,6,1001", "0,2,1"),
     ("11,7,45", "0,2,1"),
-    # ... short rows of 1- and 2-byte elements that are not whole vectors, planes too long for a
-    # stage, cut from the vectors they straddle: a thread's indices running into the next plane
-    # (9001 and 8195 columns), 7 rows, one plane (3 x 6007 after fusion) whose last indices, and
-    # the vectors past it, go element by element.
+    # ... short rows of 1- and 2-byte elements that are not whole vectors, cut from the vectors
+    # they straddle (uint8 rows of 512 or more, as 6 x 1001 above, and planes too long for a
+    # stage): a thread's indices running into the next plane (9001 and 8195 columns), 7 rows, one
+    # plane (3 x 6007 after fusion) whose last indices, and the vectors past it, go one by one.
     ("3,2,9001", "0,2,1"),
     ("5,2,8195", "0,2,1"),
     ("2,7,2501", "0,2,1"),
