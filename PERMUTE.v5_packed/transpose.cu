@@ -608,14 +608,15 @@ __device__ uint4 gather(const T* stage, At at) {
   }
 }
 
-// ---- Whole planes in a row (4096 matrices of 17 x 19, 3 x 1000 uint8): no plane row is whole
-// ---- vectors, but where each plane is dense and the batch lays them one after the other on both
-// sides, P planes are one stretch of input and one of output, starting at the same offset. A block
-// copies the aligned vectors that cover its input stretch into shared memory with 16-byte loads and
-// writes the whole vectors of its output stretch with 16-byte stores, each gathered element by
-// element (`gather`); the few elements at the stretch's two ends, in vectors it shares with its
-// neighbours, go one by one. P is chosen on the host (staged_stretch): as many planes as the stage
-// holds, fewer where that would leave the GPU with less than STAGED_BLOCKS_PER_SM blocks an SM.
+// ---- Whole planes in a row (4096 matrices of 17 x 19; short rows of 333 bytes, and 2-byte ones,
+// ---- where unaligned_short_kernel loses): no plane row is whole vectors, but where each plane is
+// dense and the batch lays them one after the other on both sides, P planes are one stretch of
+// input and one of output, starting at the same offset. A block copies the aligned vectors that
+// cover its input stretch into shared memory with 16-byte loads and writes the whole vectors of its
+// output stretch with 16-byte stores, each gathered element by element (`gather`); the few elements
+// at the stretch's two ends, in vectors it shares with its neighbours, go one by one. P is chosen
+// on the host (staged_stretch): as many planes as the stage holds, fewer where that would leave the
+// GPU with less than STAGED_BLOCKS_PER_SM blocks an SM.
 constexpr int STAGE_BYTES = 16384;
 // 1 (all a stage holds) or 16 lost for 17 x 19 planes (staged_planes.csv in docs/results/h*).
 constexpr int STAGED_BLOCKS_PER_SM = 4;
