@@ -504,11 +504,12 @@ bool unaligned_short_fits(const lab::Plan& plan, const T* in, const T* out) {
 }
 
 template <class T>
-LaunchShape launch_unaligned_short(const T* in, T* out, const lab::Plan& plan, lab::Index elements,
+LaunchShape launch_unaligned_short(const T* in, T* out, const lab::Plan& plan,
                                    cudaStream_t stream) {
   constexpr int N = VECTOR_BYTES / sizeof(T);
   const lab::FastDivision plane_cols(static_cast<std::uint64_t>(plan.cols));
-  const lab::Index in_bytes = elements * lab::Index{sizeof(T)};
+  // The kernel never takes runs: the tensor is the batch's planes, rows x cols each.
+  const lab::Index in_bytes = plan.batch.count * plan.rows * plan.cols * lab::Index{sizeof(T)};
   const lab::Index needed = (plan.batch.count * plan.cols + THREADS * N - 1) / (THREADS * N);
   return short_rows::with_side(static_cast<int>(plan.rows), [&](auto k) {
     const auto kernel = unaligned_short_kernel<T, decltype(k)::value>;
@@ -770,7 +771,7 @@ LaunchShape launch_permute(const T* in, T* out, const lab::Permutation& p, cudaS
     if constexpr (sizeof(T) <= 2)
       if (unaligned_short_fits(plan, in, out) &&
           (stretch == 0 || (sizeof(T) == 1 && plan.cols >= WARP_SIZE * N)))
-        return launch_unaligned_short(in, out, plan, p.elements(), stream);
+        return launch_unaligned_short(in, out, plan, stream);
     if (stretch > 0) return launch_staged(in, out, plan, stretch, stream);
     return launch_reused_permute<T>(in, out, p, stream);
   }
