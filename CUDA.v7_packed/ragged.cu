@@ -197,9 +197,70 @@ constexpr int SM_THREADS = 1536;
 // threads as an SM holds) 92%, the H100 unchanged at 93% (realign_blocks.csv in docs/results).
 // Seven on Hopper, as many as SM_THREADS allows elsewhere.
 template <class T>
-constexpr int REALIGN_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;
+constexpr int REALIGN_MIN_BLOCKS = 3;
+template <>
+constexpr int REALIGN_MIN_BLOCKS<lab::Bytes1> =  // 2 of 576 threads, where an SM holds them
+    SM_THREADS / (2 * CHUNKS * (GROUPS + 2)) < 2 ? 1 : 2;
 template <>
 constexpr int REALIGN_MIN_BLOCKS<lab::Bytes8> = SM_THREADS / (CHUNKS * (GROUPS + 2));  // 8 bytes
+
+// uint8: two threads a 16 x 16 block, 8 rows each (transpose_to_tile says why).
+template <class T>
+constexpr int REALIGN_HALVES = sizeof(T) == 1 ? 2 : 1;
+template <class T, int kGroups>
+constexpr int REALIGN_THREADS = kGroups* CHUNKS* REALIGN_HALVES<T>;
+
+// The tiles' shuffles: a tile is its whole block's, so every lane takes part.
+constexpr unsigned ALL_LANES = 0xffffffffu;
+
+// Which rows of which block a thread loads: its group of N input rows, its 16-byte chunk of them,
+// and for uint8 its half of the group (lanes 0-15 and 16-31 of a warp hold the same chunks).
+struct RealignPlace {
+  int group, chunk, half;
+};
+
+template <class T>
+__device__ RealignPlace realign_place() {
+  constexpr int HALVES = REALIGN_HALVES<T>;
+  static_assert(HALVES == 1 || WARP_SIZE == 2 * CHUNKS, "a block's halves share a warp");
+  // Unsigned arithmetic on threadIdx.x: shifts and masks, not signed division.
+  return {static_cast<int>(threadIdx.x / (CHUNKS * HALVES)), static_cast<int>(threadIdx.x % CHUNKS),
+          static_cast<int>(threadIdx.x / CHUNKS % HALVES)};
+}
+
+// A thread's rows of its N x N block (w[k]: 16 bytes of input row k), transposed and written to
+// their cells of the tile. uint8 splits each block between two threads, 8 rows each: the
+// register transpose's last round, which swaps 8-byte halves between rows 8 apart, becomes an
+// exchange of halves between the two lanes, and each finishes its 8 rows alone (the rounds
+// commute: each swaps one bit of the row with one bit of the byte). Why: a whole uint8 block is
+// 64 registers and its 16 pairs of loads 128 more, so the kernel ran at 2 blocks of 288 threads
+// an SM, 18 warps, most of them waiting on loads.
+template <class T, int kGroups, int kRows>
+__device__ __forceinline__ void transpose_to_tile(std::uint32_t (&w)[kRows][WORDS],
+                                                  RealignPlace at) {
+  constexpr int N = VECTOR_BYTES / sizeof(T);
+  extern __shared__ uint4 tile[];
+  if constexpr (kRows < N) {
+    // Row a of the first half keeps its bytes 0-7 and takes row a + 8's; the second half keeps
+    // its bytes 8-15 and takes row a's.
+    // (Selects on constant indices: an index chosen at run time would put w in local memory.)
+    const bool first_half = at.half == 0;
+#pragma unroll
+    for (int a = 0; a < kRows; ++a)
+#pragma unroll
+      for (int x = 0; x < WORDS / 2; ++x) {
+        const std::uint32_t low = w[a][x], high = w[a][WORDS / 2 + x];
+        const std::uint32_t got = __shfl_xor_sync(ALL_LANES, first_half ? high : low, CHUNKS);
+        w[a][x] = first_half ? low : got;
+        w[a][WORDS / 2 + x] = first_half ? got : high;
+      }
+  }
+  transpose_in_registers<sizeof(T), kRows>(w);
+#pragma unroll
+  for (int j = 0; j < kRows; ++j)
+    tile[realign_cell<N, kGroups>(at.chunk * N + at.half * kRows + j, at.group)] =
+        make_uint4(w[j][0], w[j][1], w[j][2], w[j][3]);
+}
 
 // The tile of an edge block, every access checked where the matrix may end: rows and columns past
 // it, input vectors that cross its first or last byte, output rows shorter than the piece. Each
@@ -211,9 +272,11 @@ template <class T, int kGroups>
 __device__ __noinline__ void realign_edge_tile(const T* in, T* out, int rows, int cols, int tile_r,
                                                int tile_c) {
   constexpr int E = sizeof(T), N = VECTOR_BYTES / E;  // CHUNKS * N output rows, 256 bytes each
+  constexpr int ROWS = N / REALIGN_HALVES<T>;         // rows a thread loads
   extern __shared__ uint4 tile[];
-  const int group = threadIdx.x / CHUNKS, chunk = threadIdx.x % CHUNKS;
-  const int first_row = tile_r + group * N, first_col = tile_c + chunk * N;
+  const RealignPlace place = realign_place<T>();
+  const int first_row = tile_r + place.group * N + place.half * ROWS;
+  const int first_col = tile_c + place.chunk * N;
   // Only the matrix's first and last vectors can reach outside it: a thread whose vectors all lie
   // inside (all but a few) loads them without checks.
   const Address in_begin = reinterpret_cast<Address>(in);
@@ -221,25 +284,23 @@ __device__ __noinline__ void realign_edge_tile(const T* in, T* out, int rows, in
   const int c = min(first_col, cols - 1);
   const Address lowest = in_begin + (static_cast<size_t>(min(first_row, rows - 1)) * cols + c) * E;
   const Address highest =
-      in_begin + (static_cast<size_t>(min(first_row + N - 1, rows - 1)) * cols + c) * E;
+      in_begin + (static_cast<size_t>(min(first_row + ROWS - 1, rows - 1)) * cols + c) * E;
   const bool inside = lowest / VECTOR_BYTES * VECTOR_BYTES >= in_begin &&
                       highest / VECTOR_BYTES * VECTOR_BYTES + 2 * VECTOR_BYTES <= in_end;
-  std::uint32_t w[N][WORDS] = {};
+  std::uint32_t w[ROWS][WORDS] = {};
   if (inside)
     load_rows<false>(in, rows, cols, first_row, first_col, w);
   else
     load_rows<true>(in, rows, cols, first_row, first_col, w);
-  transpose_in_registers<E, N>(w);  // from here on as in the aligned kernel
-#pragma unroll
-  for (int j = 0; j < N; ++j)
-    tile[realign_cell<N, kGroups>(chunk * N + j, group)] =
-        make_uint4(w[j][0], w[j][1], w[j][2], w[j][3]);
+  transpose_to_tile<T, kGroups>(w, place);  // from here on as in the aligned kernel
   __syncthreads();  // outside any bounds check: every thread of the block must reach it
 
   const Address out_begin = reinterpret_cast<Address>(out);
+  constexpr int kRowsPerPass = REALIGN_THREADS<T, kGroups> / kGroups;  // kGroups threads a row
 #pragma unroll
-  for (int pass = 0; pass < N; ++pass) {  // CHUNKS output rows a pass, kGroups threads a row
-    const int out_row_local = pass * CHUNKS + threadIdx.x / kGroups, slot = threadIdx.x % kGroups;
+  for (int pass = 0; pass < CHUNKS * N / kRowsPerPass; ++pass) {
+    const int out_row_local = pass * kRowsPerPass + threadIdx.x / kGroups;
+    const int slot = threadIdx.x % kGroups;
     const int out_row = tile_c + out_row_local;
     if (out_row >= cols) continue;
     const Address row_start = out_begin + static_cast<size_t>(out_row) * rows * E;
@@ -316,21 +377,13 @@ __device__ TileOfBlock edge_tiles_first(int rows, int cols) {
   return {0, tiles_c * TILE_DIM, false};  // a block past the last tile: every check fails
 }
 
-// The tile of a bulk block, with no bounds to check: rows follow each other by a pointer increment
-// and both vectors of every pair are loaded unconditionally; the output is dealt out as whole
-// vectors, CHUNKS a row, so every thread stores in every round but the last. The row's shift and
-// cut come from the low bits of its address in 32-bit arithmetic.
-template <class T, int kGroups>
-__device__ __forceinline__ void realign_bulk_tile(const T* in, T* out, int rows, int cols,
-                                                  int tile_r, int tile_c) {
-  constexpr int E = sizeof(T), N = VECTOR_BYTES / E, TILE_DIM = CHUNKS * N;
-  extern __shared__ uint4 tile[];
-  const int group = threadIdx.x / CHUNKS, chunk = threadIdx.x % CHUNKS;
-  const size_t row_bytes = static_cast<size_t>(cols) * E;
-  const std::uint8_t* at = reinterpret_cast<const std::uint8_t*>(in) +
-                           static_cast<size_t>(tile_r + group * N) * row_bytes +
-                           static_cast<size_t>(tile_c + chunk * N) * E;
-  std::uint32_t w[N][WORDS];
+// Row k of N rows in w[k]: 16 bytes from each, `first` the first row at this thread's 16 bytes,
+// rows row_bytes apart. Each row's 16 bytes straddle two aligned vectors: both are loaded, and
+// `extract` shifts the pair.
+template <int N>
+__device__ __forceinline__ void load_pairs(const std::uint8_t* first, size_t row_bytes,
+                                           std::uint32_t (&w)[N][WORDS]) {
+  const std::uint8_t* at = first;
 #pragma unroll
   for (int k = 0; k < N; ++k, at += row_bytes) {
     const int shift = static_cast<int>(reinterpret_cast<Address>(at) % VECTOR_BYTES);
@@ -339,14 +392,76 @@ __device__ __forceinline__ void realign_bulk_tile(const T* in, T* out, int rows,
     const std::uint32_t lo[WORDS] = {a.x, a.y, a.z, a.w}, hi[WORDS] = {b.x, b.y, b.z, b.w};
     extract(lo, hi, shift, w[k]);
   }
-  transpose_in_registers<E, N>(w);
+}
+
+// The same rows, one aligned vector loaded a row: the second of the pair is the next chunk's
+// first, taken from that lane by a shuffle (the lanes of a group's chunks are consecutive). The
+// last chunk's second lies past the tile: thread `chunk` loads it for row `chunk` and hands it
+// over the same way. For uint8 (transpose_to_tile's halves): with pairs, 8 rows of them (64
+// registers) could not all be in flight in the 56 registers that 2 blocks of 576 threads leave,
+// and 16383 x 16385 fell from 82% to 76% of the copy on an H200; one vector a row (32) can. For
+// wider elements a whole block's pairs fit their blocks' registers, and the shuffles cost more
+// than they save (float16 on an H100: 91.7% of the copy with pairs, 91.0% with shuffles).
+template <int N>
+__device__ __forceinline__ void load_by_shuffle(const std::uint8_t* first, size_t row_bytes,
+                                                int chunk, std::uint32_t (&w)[N][WORDS]) {
+  const int first_lane = static_cast<int>(threadIdx.x % WARP_SIZE) - chunk;  // chunk 0's lane
+  const auto aligned_start = [&](int k) {  // row k's aligned vector at or before chunk 0's bytes
+    const std::uint8_t* at = first + k * row_bytes - chunk * VECTOR_BYTES;
+    return reinterpret_cast<const uint4*>(at - reinterpret_cast<Address>(at) % VECTOR_BYTES);
+  };
+  std::uint32_t past[WORDS] = {};
 #pragma unroll
-  for (int j = 0; j < N; ++j)
-    tile[realign_cell<N, kGroups>(chunk * N + j, group)] =
-        make_uint4(w[j][0], w[j][1], w[j][2], w[j][3]);
+  for (int k = 0; k < N; ++k) {
+    const uint4 a = aligned_start(k)[chunk];
+    w[k][0] = a.x, w[k][1] = a.y, w[k][2] = a.z, w[k][3] = a.w;
+  }
+  if (chunk < N) {
+    const uint4 a = aligned_start(chunk)[CHUNKS];
+    past[0] = a.x, past[1] = a.y, past[2] = a.z, past[3] = a.w;
+  }
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    const int shift =
+        static_cast<int>(reinterpret_cast<Address>(first + k * row_bytes) % VECTOR_BYTES);
+    std::uint32_t hi[WORDS], v[WORDS];
+#pragma unroll
+    for (int x = 0; x < WORDS; ++x) {
+      const std::uint32_t next = __shfl_down_sync(ALL_LANES, w[k][x], 1);
+      const std::uint32_t beyond = __shfl_sync(ALL_LANES, past[x], first_lane + k);
+      hi[x] = chunk == CHUNKS - 1 ? beyond : next;
+    }
+    extract(w[k], hi, shift, v);
+#pragma unroll
+    for (int x = 0; x < WORDS; ++x) w[k][x] = v[x];
+  }
+}
+
+// The tile of a bulk block, with no bounds to check: rows follow each other by a pointer increment
+// and both vectors of every pair are loaded unconditionally (uint8: one, and a shuffle); the output
+// is dealt out as whole vectors, CHUNKS a row, so every thread stores in every round but the last.
+// The row's shift and cut come from the low bits of its address in 32-bit arithmetic.
+template <class T, int kGroups>
+__device__ __forceinline__ void realign_bulk_tile(const T* in, T* out, int rows, int cols,
+                                                  int tile_r, int tile_c) {
+  constexpr int E = sizeof(T), N = VECTOR_BYTES / E, TILE_DIM = CHUNKS * N;
+  constexpr int ROWS = N / REALIGN_HALVES<T>;  // rows a thread loads
+  extern __shared__ uint4 tile[];
+  const RealignPlace place = realign_place<T>();
+  const size_t row_bytes = static_cast<size_t>(cols) * E;
+  const std::uint8_t* first =
+      reinterpret_cast<const std::uint8_t*>(in) +
+      static_cast<size_t>(tile_r + place.group * N + place.half * ROWS) * row_bytes +
+      static_cast<size_t>(tile_c + place.chunk * N) * E;
+  std::uint32_t w[ROWS][WORDS];
+  if constexpr (REALIGN_HALVES<T> == 2)
+    load_by_shuffle<ROWS>(first, row_bytes, place.chunk, w);
+  else
+    load_pairs<ROWS>(first, row_bytes, w);
+  transpose_to_tile<T, kGroups>(w, place);
   __syncthreads();  // every thread of the block is here: the bulk test is the block's
 
-  constexpr int kThreads = CHUNKS * kGroups, kVectors = TILE_DIM * CHUNKS;
+  constexpr int kThreads = REALIGN_THREADS<T, kGroups>, kVectors = TILE_DIM * CHUNKS;
   const Address out_begin = reinterpret_cast<Address>(out);
   auto* out_bytes = reinterpret_cast<std::uint8_t*>(out);
 #pragma unroll
@@ -375,7 +490,7 @@ __device__ __forceinline__ void realign_bulk_tile(const T* in, T* out, int rows,
 // Bulk blocks through realign_bulk_tile; the others (tiles at the first rows, the last rows or
 // the last columns) through realign_edge_tile.
 template <class T, int kGroups>
-__global__ void __launch_bounds__(CHUNKS* kGroups, REALIGN_MIN_BLOCKS<T>)
+__global__ void __launch_bounds__(REALIGN_THREADS<T, kGroups>, REALIGN_MIN_BLOCKS<T>)
     realign_kernel(const T* in, T* out, int rows, int cols) {
   const TileOfBlock t = edge_tiles_first<T, kGroups>(rows, cols);  // the block's, for all threads
   if (t.bulk)
@@ -393,8 +508,8 @@ LaunchShape launch_realigned(const T* in, T* out, int rows, int cols, cudaStream
                              reinterpret_cast<Address>(out) % SECTOR_BYTES == 0;
   const auto run = [&](auto kernel, int groups) {
     const int shared_bytes = (TILE_DIM * groups + CHUNKS) * VECTOR_BYTES;  // 72 KiB: uint8
-    return launch_tiles(kernel, in, out, rows, cols, TILE_DIM, CHUNKS * groups, shared_bytes,
-                        stream);
+    return launch_tiles(kernel, in, out, rows, cols, TILE_DIM, CHUNKS * groups * REALIGN_HALVES<T>,
+                        shared_bytes, stream);
   };
   return whole_sectors ? run(realign_kernel<T, GROUPS>, GROUPS)
                        : run(realign_kernel<T, GROUPS + 2>, GROUPS + 2);
