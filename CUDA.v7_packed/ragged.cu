@@ -90,6 +90,8 @@ LaunchShape launch_sectors(const T* in, T* out, int rows, int cols, cudaStream_t
 //   (the second is its neighbour's first: L1 or L2 serves it, not DRAM) and shifts the pair by
 //   the row's offset: a choice of whole words, then one funnel shift per word (`extract`). Then
 //   the block is exactly the aligned kernel's, and so are the register transpose and the tile.
+//   (uint8 shares each 16 x 16 block between two lanes, and takes the second vector from the
+//   neighbouring lane: transpose_to_tile and load_by_shuffle say why.)
 // - Out: each aligned 16-byte vector of an output row is cut the same way from two tile cells.
 //   The vectors where an output row begins and ends are shared with the rows beside it: only the
 //   row's own bytes are written there, as aligned 8-, 4-, 2- and 1-byte stores.
