@@ -236,7 +236,8 @@ __device__ RealignPlace realign_place() {
 // exchange of halves between the two lanes, and each finishes its 8 rows alone (the rounds
 // commute: each swaps one bit of the row with one bit of the byte). Why: a whole uint8 block is
 // 64 registers and its 16 pairs of loads 128 more, so the kernel ran at 2 blocks of 288 threads
-// an SM, 18 warps, most of them waiting on loads.
+// an SM, 18 warps, waiting on their loads for 44% of their cycles (realign_uint8.ncu.log in
+// docs/results/h100). Two lanes a block: 576 threads, 36 warps an SM.
 template <class T, int kGroups, int kRows>
 __device__ __forceinline__ void transpose_to_tile(std::uint32_t (&w)[kRows][WORDS],
                                                   RealignPlace at) {
@@ -401,9 +402,10 @@ __device__ __forceinline__ void load_pairs(const std::uint8_t* first, size_t row
 // last chunk's second lies past the tile: thread `chunk` loads it for row `chunk` and hands it
 // over the same way. For uint8 (transpose_to_tile's halves): with pairs, 8 rows of them (64
 // registers) could not all be in flight in the 56 registers that 2 blocks of 576 threads leave,
-// and 16383 x 16385 fell from 82% to 76% of the copy on an H200; one vector a row (32) can. For
-// wider elements a whole block's pairs fit their blocks' registers, and the shuffles cost more
-// than they save (float16 on an H100: 91.7% of the copy with pairs, 91.0% with shuffles).
+// and 16383 x 16385 fell from 82% to 76% of the copy on an H200; one vector a row (32) can
+// (realign_halves.csv in docs/results/h100, h200). For wider elements, one thread a block, the
+// shuffles gained 2-byte elements 2 points of the copy on an H200 and lost them 0.7 on an H100,
+// and lost 4- and 8-byte elements up to 1.3 (realign_shuffle.csv there): they keep the pairs.
 template <int N>
 __device__ __forceinline__ void load_by_shuffle(const std::uint8_t* first, size_t row_bytes,
                                                 int chunk, std::uint32_t (&w)[N][WORDS]) {
