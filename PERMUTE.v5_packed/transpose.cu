@@ -202,22 +202,21 @@ Packed packed_path(const lab::Plan& plan, int n, const void* in, const void* out
                                                                           : Packed::kNone;
 }
 
-// The plan with each plane side that is not whole tiles of v7's (16 blocks) widened by the batch
-// axis right after it, where there is one whose strides keep every vector whole; `any` false where
-// no side borrows. An axis right after both sides (the middle axis of a 3-d reversal) goes to the
-// columns.
+// The plan with each plane side that is not whole tiles (tile_side elements: v7's 16 blocks, or
+// wide_tile_kernel's side) widened by the batch axis right after it, where there is one whose
+// strides keep every vector of n elements whole; `any` false where no side borrows. An axis right
+// after both sides (the middle axis of a 3-d reversal) goes to the columns.
 struct BorrowedPlan {
   lab::Plan plan;
   Borrowed borrowed;
   bool any = false;
 };
 
-BorrowedPlan borrow_axes(const lab::Plan& plan, int n) {
+BorrowedPlan borrow_axes(const lab::Plan& plan, int n, lab::Index tile_side) {
   BorrowedPlan wide{plan,
                     {lab::FastDivision(static_cast<std::uint64_t>(plan.rows)),
                      lab::FastDivision(static_cast<std::uint64_t>(plan.cols))}};
   if (plan.runs) return wide;
-  const lab::Index tile_side = lab::Index{packed_tile::V7_GROUPS} * n;
   const lab::Batch& batch = plan.batch;
   int rows_axis = -1, cols_axis = -1;
   for (int i = 0; i < batch.axes; ++i) {
@@ -247,6 +246,72 @@ BorrowedPlan borrow_axes(const lab::Plan& plan, int n) {
     }
   }
   return wide;
+}
+
+// ---- 16-byte elements: one to a vector already, nothing to pack, but a plane side that is not
+// ---- whole tiles borrows all the same. v4's tile takes 16 x 16 planes of the 6-d permutation 4
+// planes at a time: input runs of 256 bytes, each a DRAM page of its own, since the 16 rows of a
+// plane lie 128 KiB apart. Borrowed, the plane is 256 x 256 and its input rows are whole 4-KiB
+// runs. This is v3's tile on that plane: WIDE_SIDE x WIDE_SIDE elements, WIDE_SIDE x
+// (WIDE_THREADS / WIDE_SIDE) threads, each moving a column of elements through a shared tile whose
+// rows are padded by one element (a 16-byte element spans 4 banks, and 8 lanes reading down a
+// column then meet all 32 once).
+constexpr int WIDE_SIDE = 32;
+constexpr int WIDE_THREADS = 256;
+
+template <class T, int S>
+__global__ void __launch_bounds__(WIDE_THREADS)
+    wide_tile_kernel(const T* __restrict__ in, T* __restrict__ out, lab::Plan plan,
+                     Borrowed borrowed) {
+  static_assert(sizeof(T) == VECTOR_BYTES && WIDE_THREADS % S == 0);
+  constexpr int kRowsApart = WIDE_THREADS / S, kPerThread = S / kRowsApart;
+  extern __shared__ uint4 wide_tile[];  // S rows of S + 1 elements
+  const auto at = [](int row, int col) { return row * (S + 1) + col; };
+  const int x = static_cast<int>(threadIdx.x), y = static_cast<int>(threadIdx.y);
+  for (lab::Index b = blockIdx.z; b < plan.batch.count; b += gridDim.z) {
+    lab::Index in_base, out_base;
+    plan.batch.offsets(b, in_base, out_base);
+    for (lab::Index tile_r = lab::Index{blockIdx.y} * S; tile_r < plan.rows;
+         tile_r += lab::Index{gridDim.y} * S) {
+      for (lab::Index tile_c = lab::Index{blockIdx.x} * S; tile_c < plan.cols;
+           tile_c += lab::Index{gridDim.x} * S) {
+        const lab::Index c = tile_c + x;
+#pragma unroll
+        for (int k = 0; k < kPerThread; ++k) {
+          const lab::Index r = tile_r + y + k * kRowsApart;
+          if (r < plan.rows && c < plan.cols)
+            wide_tile[at(y + k * kRowsApart, x)] = *reinterpret_cast<const uint4*>(
+                in + in_base +
+                side_offset<true>(r, plan.in_pitch, borrowed.rows, borrowed.in_high) + c);
+        }
+        __syncthreads();  // outside any bounds check: every thread of the block must reach it
+        const lab::Index out_c = tile_r + x;  // the output tile: tile_r and tile_c swap roles
+#pragma unroll
+        for (int k = 0; k < kPerThread; ++k) {
+          const lab::Index out_r = tile_c + y + k * kRowsApart;
+          if (out_r < plan.cols && out_c < plan.rows)
+            *reinterpret_cast<uint4*>(
+                out + out_base +
+                side_offset<true>(out_r, plan.out_pitch, borrowed.cols, borrowed.out_high) +
+                out_c) = wide_tile[at(x, y + k * kRowsApart)];
+        }
+        __syncthreads();  // the tile is read whole before the next one overwrites it
+      }
+    }
+  }
+}
+
+template <class T>
+LaunchShape launch_wide_tile(const T* in, T* out, const lab::Plan& plan, const Borrowed& borrowed,
+                             cudaStream_t stream) {
+  constexpr int S = WIDE_SIDE;
+  const int shared_bytes = S * (S + 1) * VECTOR_BYTES;
+  lab::allow_shared_bytes(wide_tile_kernel<T, S>, shared_bytes);
+  const dim3 block(S, WIDE_THREADS / S);
+  const dim3 grid(blocks_for(plan.cols, S), blocks_for(plan.rows, S),
+                  blocks_for(plan.batch.count, 1));
+  wide_tile_kernel<T, S><<<grid, block, shared_bytes, stream>>>(in, out, plan, borrowed);
+  return {grid, block};
 }
 
 // ---- Small planes: no tile. A thread loads one N x N block, transposes it and stores it straight
@@ -488,6 +553,14 @@ __global__ void __launch_bounds__(THREADS)
   }
 }
 
+// Whether the planes lie one after another in the output and, with `input_too`, in the input: no
+// batch axis, or one whose strides are the plane's elements.
+bool planes_in_a_row(const lab::Plan& plan, bool input_too) {
+  const lab::Index plane = plan.rows * plan.cols;
+  return plan.batch.axes == 0 || (plan.batch.axes == 1 && plan.batch.out_stride[0] == plane &&
+                                  (!input_too || plan.batch.in_stride[0] == plane));
+}
+
 // Short rows (2 to 7) of 1- or 2-byte elements, interleaved into an output whose planes lie one
 // after another, both pointers aligned (the caller has found the rows not whole vectors), rows of
 // N elements or more (a thread's indices then meet at most two planes). Wider elements keep
@@ -495,12 +568,9 @@ __global__ void __launch_bounds__(THREADS)
 // kernels for them.
 template <class T>
 bool unaligned_short_fits(const lab::Plan& plan, const T* in, const T* out) {
-  const bool out_in_a_row =
-      plan.batch.axes == 0 ||
-      (plan.batch.axes == 1 && plan.batch.out_stride[0] == plan.rows * plan.cols);
   constexpr int N = VECTOR_BYTES / sizeof(T);
   return !plan.runs && plan.rows >= 2 && plan.rows < SHORT_SIDE && plan.cols >= N &&
-         plan.out_pitch == plan.rows && out_in_a_row && aligned(in) && aligned(out);
+         plan.out_pitch == plan.rows && planes_in_a_row(plan, false) && aligned(in) && aligned(out);
 }
 
 template <class T>
@@ -699,12 +769,9 @@ __global__ void __launch_bounds__(THREADS)
 template <class T>
 lab::Index staged_stretch(const lab::Plan& plan, const T* in, const T* out) {
   const lab::Index plane = plan.rows * plan.cols;
-  const bool in_a_row =
-      plan.batch.axes == 0 || (plan.batch.axes == 1 && plan.batch.in_stride[0] == plane &&
-                               plan.batch.out_stride[0] == plane);
   const bool ragged = plan.cols % 2 == 1 || plan.cols * lab::Index{sizeof(T)} % VECTOR_BYTES != 0;
-  if (plan.runs || plan.in_pitch != plan.cols || plan.out_pitch != plan.rows || !in_a_row ||
-      !ragged || !aligned(in) || !aligned(out))
+  if (plan.runs || plan.in_pitch != plan.cols || plan.out_pitch != plan.rows ||
+      !planes_in_a_row(plan, true) || !ragged || !aligned(in) || !aligned(out))
     return 0;
   const lab::Index fit = STAGE_BYTES / (plane * lab::Index{sizeof(T)});
   if (fit == 0) return 0;
@@ -754,9 +821,15 @@ LaunchShape launch_permute(const T* in, T* out, const lab::Permutation& p, cudaS
     if (bytes == 8 && sizeof(T) <= 8) return launch_runs<T, uint2>(in, out, plan, stream);
     if (bytes == 4 && sizeof(T) <= 4) return launch_runs<T, std::uint32_t>(in, out, plan, stream);
   }
-  // 16-byte elements are one vector each already (N = 1): nothing to pack.
-  if constexpr (N > 1) {
-    const BorrowedPlan wide = borrow_axes(plan, N);
+  // 16-byte elements are one vector each already (N = 1): nothing to pack, but sides to borrow.
+  if constexpr (N == 1) {
+    const BorrowedPlan wide = borrow_axes(plan, 1, WIDE_SIDE);
+    const bool fills = std::min(wide.plan.rows, wide.plan.cols) >= WIDE_SIDE &&
+                       std::min(plan.rows, plan.cols) >= SHORT_SIDE;  // short sides: short_path
+    if (wide.any && fills && aligned(in) && aligned(out))
+      return launch_wide_tile(in, out, wide.plan, wide.borrowed, stream);
+  } else {
+    const BorrowedPlan wide = borrow_axes(plan, N, lab::Index{packed_tile::V7_GROUPS} * N);
     if (wide.any && packed_path(wide.plan, N, in, out) == Packed::kTile)
       return launch_tile<T, true>(in, out, wide.plan, wide.borrowed, stream);
   }
