@@ -22,8 +22,10 @@
 // - runs_kernel: the innermost axis stays, each plane a run copied in vectors;
 // - staged_kernel: small dense planes laid one after another (17 x 19), staged a stretch of whole
 //   planes at a time;
+// - wide_tile_kernel: 16-byte elements (N = 1, nothing to pack) where a side borrows, v3's tile on
+//   the borrowed plane;
 // - v4's launcher (linked, STEP_KERNEL in the Makefile) for the rest: vectors not whole or not
-//   aligned, a plane side of 8 to 31 otherwise, 16-byte elements' planes long both ways.
+//   aligned, a plane side of 8 to 31 otherwise, 16-byte elements' planes that borrow nothing.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
