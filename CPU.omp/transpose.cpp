@@ -35,8 +35,9 @@
 //          lines, as the other sizes' rows do; with two such tiles, one step's output rows leave
 //          while the next step's blocks are read, so reads and writes overlap there too.
 //          Rows not a multiple of a line (8191 x 8193) put output rows anywhere in a line: there
-//          each band's piece of an output row is shifted to start on a line (Stores::kSheared),
-//          so that every line is written whole by one band and can still stream.
+//          the work turns around (Stores::kOutputBands): each thread takes 128 bytes of every
+//          input row, so that its output rows lie in one piece that starts and ends on a line,
+//          and every line is written whole by one thread and can still stream.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -91,16 +92,6 @@ struct Layout {
   static constexpr int kBandRows =
       std::max<int>(kBlockRows, ::kBandRows * sizeof(float) / sizeof(T));
   static constexpr int kChunkCols = ::kChunkCols * sizeof(float) / sizeof(T);
-  // Rows not a multiple of a line, with streaming stores (transpose_tile_sheared): each band also
-  // reads the next band's first line of rows, so it is taller, to read those rows again less
-  // often: eight lines of each output row, so 1/8 more reads (floats: 128 rows, 8-byte elements
-  // 64, 16-byte 32), and at most 256 rows (2-byte: 1/8 more, bytes: 1/4). Not taller for the wide
-  // elements: each step reads a vector from every row of the band, one line fetched ahead in
-  // each, and 128 rows of 16-byte elements took twice the time of 32 (8191 x 8193, one thread,
-  // AMD EPYC). Bytes and 2-byte elements ran faster at 256 rows than at 128 there (their rows,
-  // 8193 elements apart, spread over the cache sets), though the two stages then fill 40 KiB.
-  static constexpr int kShearedBandRows =
-      std::max<int>(kBandRows, std::min<int>(256, 8 * 64 / sizeof(T)));
   static constexpr int kPrefetchElements = kPrefetchFloats * sizeof(float) / sizeof(T);
   static_assert(kBandRows % kBlockRows == 0 && sizeof(T) % kLaneBytes == 0);
   // A step that fetches its input ahead has a next step: its output lines are in the matrix.
@@ -212,14 +203,12 @@ inline void prefetch_line(const void* p) {
 
 #if defined(LAB_VECTOR_BLOCKS)
 // How a band writes its output rows. kStreaming: every output row's piece starts on a line (rows
-// a multiple of a line), so its lines stream whole. kSheared (8191 x 8193): rows start anywhere
-// in a line, so a band's rectangle of rows would share a line with the band above and the band
-// below in every output row; those halves, written with plain stores by two threads, cost a read
-// for ownership and a second write of the line each (it ran slower than plain stores throughout).
-// So each band writes the same count of elements of each output row, shifted to start on that
-// row's first line boundary at or after the band's first row (transpose_tile_sheared): every line
-// is one band's, written whole.
-enum class Stores { kPlain, kStreaming, kSheared };
+// a multiple of a line), so its lines stream whole. kOutputBands (8191 x 8193): rows start
+// anywhere in a line, so a band's rectangle of rows would share a line with the band above and
+// the band below in every output row; those halves, written with plain stores by two threads,
+// cost a read for ownership and a second write of the line each (it ran slower than plain stores
+// throughout). Bands of output rows instead (transpose_output_band), whole lines in one piece.
+enum class Stores { kPlain, kStreaming, kOutputBands };
 
 // One vector of an output row. Streaming needs dst aligned to the vector. The streaming store
 // moves the vector's bytes as floats, whatever the element: a transpose moves bits.
@@ -475,67 +464,110 @@ void transpose_tile(const T* in, T* out, Index rows, Index cols, const Tile& til
     for (int c = rr < r ? whole_cols : 0; c < tile.c_count; ++c)
       tile_out[c * rows + rr] = tile_in[rr * cols + c];
 }
-// kSheared (above): each band writes kShearedBandRows elements of every output row from that row's
-// first line boundary at or after the band's first row (the first band from row 0, the last to
-// the matrix's end), so it reads the next kLine rows too: their lines are in cache, read at the
-// same time by the thread on the next band. Blocks go into a stage in L1, the rows below the last
-// whole block element by element, and each output row's window leaves the stage as whole lines.
+// kOutputBands (above): rows not a multiple of a line, so output rows start anywhere in a line.
+// Each band is kRows output rows (128 bytes of each input row), all of them along their whole
+// length: 128 x rows bytes of the output in one piece, which starts and ends on a line, so no line
+// has two bands. Step by step, kChunk input rows move into a stage in L1 (a block transpose per
+// vector of kBlockRows rows), and each output row leaves as the whole lines it then holds,
+// streamed; the elements short of the next line boundary (fewer than a line's) carry over to the
+// next step, in front of its elements. Where an output row ends, its last line is finished with
+// the next row's first elements (its head, kept from the first step). The input is walked down
+// its rows, 128 bytes of each, fetched kPrefetchChunks steps ahead: one stream a thread.
 template <class T>
-void transpose_tile_sheared(const T* in, T* out, Index rows, Index cols, const Tile& tile) {
+struct OutputBands {
   using L = Layout<T>;
-  constexpr int kLine = 64 / sizeof(T);  // elements per line
-  constexpr int kStageRows = L::kShearedBandRows + kLine;
-  static_assert(kStageRows % L::kBlockRows == 0);
-  const T* tile_in = in + tile.r0 * cols + tile.c0;
-  const int have = static_cast<int>(std::min<Index>(kStageRows, rows - tile.r0));
-  const int whole_rows = have / L::kBlockRows * L::kBlockRows;
-  // The elements of output row `column` this band writes: [lo, hi) of the matrix's rows. Bands
-  // start kBandRows apart, a multiple of a line, so a row's shift is the same in every band.
-  auto window = [&](Index column, Index& lo, Index& hi) {
-    const T* start = out + column * rows + tile.r0;
-    const Index shift = -reinterpret_cast<std::uintptr_t>(start) % 64 / sizeof(T);
-    lo = tile.r0 == 0 ? 0 : tile.r0 + shift;
-    hi = std::min<Index>(rows, tile.r0 + L::kShearedBandRows + shift);
-  };
-  const Index ahead_in_row = cols - tile.c0 - L::kPrefetchElements;
-  const int prefetch_end = static_cast<int>(std::min<Index>(tile.c_count, ahead_in_row));
-  const int whole_cols = tile.c_count / L::kBlockCols * L::kBlockCols;
-  // Two stages: each step writes out the stage the step before filled. Read back at once, a
-  // stage's loads would wait for its stores, and those wait behind the streaming stores ahead of
-  // them: reads and writes would take turns instead of overlapping.
-  alignas(64) T stage[2][L::kBlockCols][kStageRows];
-  for (int c = 0, step = 0; c <= whole_cols; c += L::kBlockCols, ++step) {
-    if (c < whole_cols) {
-      auto& fill = stage[step & 1];
-      const bool prefetch = c + L::kBlockCols <= prefetch_end;
-#pragma GCC unroll 1
-      for (int r = 0; r < whole_rows; r += L::kBlockRows) {
-        if (prefetch)
-          stage_block<T, true>(tile_in + r * cols + c, cols, fill, r);
-        else
-          stage_block<T, false>(tile_in + r * cols + c, cols, fill, r);
-      }
-      for (int r = whole_rows; r < have; ++r)
-        for (int j = 0; j < L::kBlockCols; ++j) fill[j][r] = tile_in[r * cols + c + j];
-    }
-    if (c == 0) continue;
-    const auto& filled = stage[(step - 1) & 1];
-    for (int j = 0; j < L::kBlockCols; ++j) {
-      const Index column = tile.c0 + c - L::kBlockCols + j;
-      Index lo, hi;
-      window(column, lo, hi);
-      if (lo < hi)
-        lab::stream_lines(out + column * rows + lo, filled[j] + (lo - tile.r0),
-                          (hi - lo) * sizeof(T));
-    }
+  static constexpr int kLine = 64 / static_cast<int>(sizeof(T));  // elements a line
+  static constexpr int kVectors = 128 / kVectorBytes;             // 128 bytes of each input row ...
+  static constexpr int kRows = kVectors * L::kBlockCols;          // ... the band's output rows
+  // Elements of each output row a step: 512 bytes (128 for 1- and 2-byte elements, whose band
+  // has more rows), the stage 5 to 24 KiB. Against 256 bytes, 8191 x 8193 float64 went from 45%
+  // to 52% of the copy, float32 from 52% to 56% (16-core host of an H200, output_bands.csv).
+  static constexpr int kChunk =
+      std::max<int>(L::kBlockRows, (L::kSmall ? 128 : 512) / static_cast<int>(sizeof(T)));
+  static constexpr int kPrefetchChunks = 2;
+  static constexpr Index kRowBytes =
+      kRows * static_cast<Index>(sizeof(T));  // read of each input row
+  static_assert(kChunk % L::kBlockRows == 0 && kChunk % kLine == 0);
+};
+
+// Whether output bands can take the matrix: output rows of a line or more, so that a line holds
+// pieces of two output rows at most, and a whole band (128 bytes of each input row).
+template <class T>
+bool output_bands_fit(Index rows, Index cols) {
+  return rows >= OutputBands<T>::kLine && cols >= OutputBands<T>::kRows;
+}
+
+// Output rows [j0, j0 + kRows): input columns j0.., every input row.
+template <class T>
+void transpose_output_band(const T* in, T* out, Index rows, Index cols, Index j0) {
+  using L = Layout<T>;
+  using B = OutputBands<T>;
+  constexpr int kLine = B::kLine, kChunk = B::kChunk, kStage = kLine + kChunk;
+  // stage[v][j][kLine + k]: element k of this step of output row v * kBlockCols + j; the carry
+  // sits just before kLine.
+  alignas(64) T stage[B::kVectors][L::kBlockCols][kStage];
+  T heads[B::kRows][kLine];  // each row's elements before its first line boundary
+  int head[B::kRows];
+  Index done[B::kRows];  // elements of each output row written (the head: by the row before)
+  for (int jj = 0; jj < B::kRows; ++jj) {
+    const auto start = reinterpret_cast<std::uintptr_t>(out + (j0 + jj) * rows);
+    head[jj] = static_cast<int>((0 - start) % 64 / sizeof(T));
+    done[jj] = head[jj];
   }
-  // Columns past the last whole vector, element by element (plain stores).
-  for (int c = whole_cols; c < tile.c_count; ++c) {
-    Index lo, hi;
-    window(tile.c0 + c, lo, hi);
-    for (Index r = lo; r < hi; ++r) out[(tile.c0 + c) * rows + r] = in[r * cols + tile.c0 + c];
+  for (Index c0 = 0; c0 < rows; c0 += kChunk) {
+    const int n = static_cast<int>(std::min<Index>(kChunk, rows - c0));
+    const int whole = n / L::kBlockRows * L::kBlockRows;
+    const Index ahead = c0 + B::kPrefetchChunks * kChunk;
+    for (Index r = ahead; r < std::min(rows, ahead + kChunk); ++r)
+      for (Index k = 0; k < B::kRowBytes + 63; k += 64)
+        prefetch_line<false>(reinterpret_cast<const unsigned char*>(in + r * cols + j0) +
+                             std::min(k, B::kRowBytes - 1));
+#pragma GCC unroll 1
+    for (int v = 0; v < B::kVectors; ++v) {
+#pragma GCC unroll 1
+      for (int rb = 0; rb < whole; rb += L::kBlockRows)
+        stage_block<T, false>(in + (c0 + rb) * cols + j0 + v * L::kBlockCols, cols, stage[v],
+                              kLine + rb);
+      for (int r = whole; r < n; ++r)  // the rows below the last whole block
+        for (int j = 0; j < L::kBlockCols; ++j)
+          stage[v][j][kLine + r] = in[(c0 + r) * cols + j0 + v * L::kBlockCols + j];
+    }
+    if (c0 == 0)  // every row's head, before any row's last line needs the next row's
+      for (int jj = 0; jj < B::kRows; ++jj)
+        std::memcpy(heads[jj], stage[jj / L::kBlockCols][jj % L::kBlockCols] + kLine,
+                    head[jj] * sizeof(T));
+    const bool last = c0 + n == rows;
+    for (int jj = 0; jj < B::kRows; ++jj) {
+      T* staged = stage[jj / L::kBlockCols][jj % L::kBlockCols];
+      T* row = out + (j0 + jj) * rows;
+      T* from = staged + kLine + (done[jj] - c0);  // element done[jj] of the row (or the carry)
+      const Index lines_end = done[jj] + (c0 + n - done[jj]) / kLine * kLine;
+      lab::stream_lines(row + done[jj], from, (lines_end - done[jj]) * sizeof(T));
+      from += lines_end - done[jj];
+      done[jj] = lines_end;
+      const int rest = static_cast<int>(c0 + n - done[jj]);  // under a line
+      if (!last) {  // the carry, to just before the next step's elements
+        std::memmove(staged + kLine - rest, from, rest * sizeof(T));
+        continue;
+      }
+      if (rest == 0) continue;    // the band's last row always: the band ends on a line
+      alignas(64) T line[kLine];  // this row's last elements, then the next row's head
+      std::memcpy(line, from, rest * sizeof(T));
+      std::memcpy(line + rest, heads[jj + 1], (kLine - rest) * sizeof(T));
+      lab::stream_lines(row + done[jj], line, sizeof line);
+    }
   }
 }
+
+// Output rows [first, cols), past the last whole band (they start on a line), element by
+// element with plain stores, the threads sharing out the input rows.
+template <class T>
+void transpose_output_rest(const T* in, T* out, Index rows, Index cols, Index first) {
+#pragma omp for schedule(static)
+  for (Index i = 0; i < rows; ++i)
+    for (Index j = first; j < cols; ++j) out[j * rows + i] = in[i * cols + j];
+}
+
 #endif
 
 // Without GCC or Clang vector types: the same bands, round robin, chunk by chunk, moved one
@@ -566,11 +598,13 @@ bool rows_share_lines(Index rows) {
 }
 
 // Streaming stores, where the store plan chose them, need the output 64-byte aligned (the harness
-// allocates it so); whole pieces stream when every output row starts on a line.
+// allocates it so); whole pieces stream when every output row starts on a line, else output bands
+// where they fit.
 template <class T>
-Stores stores_for(Index rows, const void* out, bool streaming) {
+Stores stores_for(Index rows, Index cols, const void* out, bool streaming) {
   if (reinterpret_cast<std::uintptr_t>(out) % 64 != 0 || !streaming) return Stores::kPlain;
-  return rows_share_lines<T>(rows) ? Stores::kSheared : Stores::kStreaming;
+  if (!rows_share_lines<T>(rows)) return Stores::kStreaming;
+  return output_bands_fit<T>(rows, cols) ? Stores::kOutputBands : Stores::kPlain;
 }
 
 // What the store plan knows this transpose by.
@@ -581,7 +615,7 @@ std::string plan_work(Index rows, Index cols, std::size_t elem_bytes) {
 
 template <class T>
 bool streams_stores(Index rows, Index cols, const void* out) {
-  return stores_for<T>(rows, out, lab::planned_streaming(plan_work(rows, cols, sizeof(T)))) !=
+  return stores_for<T>(rows, cols, out, lab::planned_streaming(plan_work(rows, cols, sizeof(T)))) !=
          Stores::kPlain;
 }
 
@@ -589,17 +623,29 @@ template <class T>
 void transpose_bands_simd(const T* in, T* out, Index rows, Index cols) {
   using L = Layout<T>;
   const Index chunks = (cols + L::kChunkCols - 1) / L::kChunkCols;
-  const Stores stores = stores_for<T>(rows, out, lab::use_streaming_stores());
-  const int band_rows = stores == Stores::kSheared ? L::kShearedBandRows : L::kBandRows;
-  const Index bands = (rows + band_rows - 1) / band_rows;
+  const Stores stores = stores_for<T>(rows, cols, out, lab::use_streaming_stores());
+  if (stores == Stores::kOutputBands) {
+    constexpr Index kRows = OutputBands<T>::kRows;
+    const Index output_bands = cols / kRows;
+#pragma omp parallel
+    {
+      // Round robin: the threads working at the same time read neighbouring pieces of the same
+      // input rows.
+#pragma omp for schedule(static, 1) nowait
+      for (Index band = 0; band < output_bands; ++band)
+        transpose_output_band(in, out, rows, cols, band * kRows);
+      transpose_output_rest(in, out, rows, cols, output_bands * kRows);
+      lab::stream_fence();
+    }
+    return;
+  }
+  const Index bands = (rows + L::kBandRows - 1) / L::kBandRows;
   const auto move = [&](Index chunk, Index band) {
-    const Tile tile{band * band_rows, chunk * L::kChunkCols,
-                    static_cast<int>(std::min<Index>(band_rows, rows - band * band_rows)),
+    const Tile tile{band * L::kBandRows, chunk * L::kChunkCols,
+                    static_cast<int>(std::min<Index>(L::kBandRows, rows - band * L::kBandRows)),
                     static_cast<int>(std::min<Index>(L::kChunkCols, cols - chunk * L::kChunkCols))};
     if (stores == Stores::kStreaming)
       transpose_tile<T, true>(in, out, rows, cols, tile);
-    else if (stores == Stores::kSheared)
-      transpose_tile_sheared<T>(in, out, rows, cols, tile);
     else
       transpose_tile<T, false>(in, out, rows, cols, tile);
   };

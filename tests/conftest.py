@@ -75,6 +75,13 @@ def supported_dtypes(step):
     return step_variable(step, "STEP_DTYPES")
 
 
+# Whether CPU.omp's blocked variant, asked for streaming stores, uses them: output rows that start
+# on a line stream from bands of input rows; the others from output bands (128 bytes of each
+# input row), where each output row holds a line or more and the matrix a whole band; else plain.
+def cpu_streams(rows, cols, elem_bytes):
+    return rows * elem_bytes % 64 == 0 or (rows * elem_bytes >= 64 and cols * elem_bytes >= 128)
+
+
 def binary(step):
     return ROOT / step / "transpose"
 

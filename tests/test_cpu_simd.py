@@ -12,7 +12,7 @@ whose lines ahead lie past the row, fetch nothing. A piece of work is 8 KiB of e
 The shapes below are counted for AVX-512; AVX and SSE blocks divide them."""
 import pytest
 
-from conftest import DTYPES, run
+from conftest import DTYPES, ELEM_BYTES, cpu_streams, run
 
 VECTOR_BYTES, BAND_BYTES, PREFETCH_BYTES, CHUNK_BYTES = 64, 128, 256, 8192
 SMALL = {"uint8": 1, "float16": 2, "bfloat16": 2}
@@ -50,7 +50,7 @@ def band_shapes(elem_bytes):
         (band - 1, 3 * block_cols),                # shorter than a band, rows ragged
         (block_rows - 1, 2 * block_cols + 3),      # shorter than a block: one by one
         (2 * band, chunk + ahead + block_cols + 3),  # two pieces across each row, ragged
-        (2 * band + 1, chunk + 1),                 # odd rows: sheared bands when streaming
+        (2 * band + 1, chunk + 1),                 # odd rows: output bands when streaming
     ]
 
 
@@ -65,25 +65,49 @@ def test_small_blocks_are_exact_on_every_band_path(dtype, rows, cols, stores, th
                threads=threads, env_extra={"LAB_STREAMING_STORES": stores})
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("verified") == 1, done.stdout
-    # The row names the stores it timed: streaming wherever asked, output rows on a line or not
-    # (rows that are not a multiple of a line stream through sheared bands).
-    streams = stores == "on"
+    # The row names the stores it timed: streaming where asked and the shape takes them.
+    streams = stores == "on" and cpu_streams(rows, cols, SMALL[dtype])
     blocked_row = next(line for line in done.stdout.splitlines() if line.split()[:1] == ["blocked"])
     assert ("streaming stores" if streams else "plain stores") in blocked_row, blocked_row
 
 
-# Rows not a multiple of a line, streaming: sheared bands (128 rows at least, each also reading the
-# next band's first line of rows), for every element size: the first band, whole bands, a band
-# with fewer rows than it reads, the last band's few rows, and columns past the last whole vector.
-SHEARED = [(131, 67), (129 + 128, 100), (3 * 128 + 5, 2 * 64 + 3), (2 * 128 + 64 + 1, 8193)]
+# Rows not a multiple of a line, streaming: output bands (128 bytes of each input row, all of its
+# output rows), for every element size: output rows of just over a line; one step that is also
+# the last, and several with a short last one; columns past the last whole band, whose first
+# row's head the band before gathers; and a last band that ends at the matrix's end.
+def output_band_shapes(elem_bytes):
+    line, band = 64 // elem_bytes, 128 // elem_bytes
+    step = (128 if elem_bytes < 4 else 512) // elem_bytes  # output elements of each row a step
+    return [
+        (line + 1, band),                    # the shortest rows; one band, to the matrix's end
+        (step - 1, 2 * band + 1),            # one step; one column past the bands
+        (2 * step + line + 3, 3 * band + 5),  # three steps, the last short
+        (3 * step + 1, 5 * band - 1),        # a short last step; columns past: a band less one
+    ]
+
+
+OUTPUT_BANDS = [(dtype, elem_bytes, rows, cols) for dtype, elem_bytes in ELEM_BYTES.items()
+                for rows, cols in output_band_shapes(elem_bytes)]
 
 
 @pytest.mark.parametrize("threads", [1, 3])
-@pytest.mark.parametrize("rows,cols", SHEARED, ids=lambda v: str(v))
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_sheared_bands_are_exact(dtype, rows, cols, threads):
+@pytest.mark.parametrize("dtype,elem_bytes,rows,cols", OUTPUT_BANDS, ids=lambda v: str(v))
+def test_output_bands_are_exact(dtype, elem_bytes, rows, cols, threads):
+    assert rows * elem_bytes % 64 != 0 and cpu_streams(rows, cols, elem_bytes)
     done = run("CPU.omp", rows, cols, "--dtype", dtype, "--variant", "blocked", "--reps", 1,
                threads=threads, env_extra={"LAB_STREAMING_STORES": "on"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("verified") == 1, done.stdout
     assert "streaming stores" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("rows,cols", [(15, 200), (65, 127), (3, 1000), (1000, 3)],
+                         ids=lambda v: str(v))
+def test_shapes_output_bands_cannot_take_store_plainly(rows, cols):
+    # Output rows under a line, or fewer input columns than a band: plain stores, said so.
+    assert not cpu_streams(rows, cols, 1)
+    done = run("CPU.omp", rows, cols, "--dtype", "uint8", "--variant", "blocked", "--reps", 1,
+               threads=2, env_extra={"LAB_STREAMING_STORES": "on"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("verified") == 1, done.stdout
+    assert "prefetch, plain stores" in done.stdout, done.stdout
