@@ -36,6 +36,13 @@ $(BUILD_DIR)/driver.o: $(COMMON_DIR)/permute_cpu_driver.cpp $(HEADERS) | $(BUILD
 transpose: $(BUILD_DIR)/step.o $(BUILD_DIR)/driver.o $(HOST_OBJECTS)
 	$(Q)$(CXX) $(CXXFLAGS) $(OPENMP_FLAGS) $^ -o $@
 	$(BUILT_LINE)
+.PHONY: checked
+checked: $(CHECKED)
+$(CHECKED): transpose.cpp $(COMMON_DIR)/permute_instances.cpp $(COMMON_DIR)/permute_cpu_driver.cpp \
+    $(HOST_SOURCES:%=$(COMMON_DIR)/%) $(HEADERS) | $(BUILD_DIR)
+	$(Q)$(CXX) $(CXXFLAGS) $(CHECK_FLAGS) $(OPENMP_FLAGS) $(STEP_DEFINES) -I. -I$(COMMON_DIR) \
+	  $(COMMON_DIR)/permute_instances.cpp $(COMMON_DIR)/permute_cpu_driver.cpp \
+	  $(HOST_SOURCES:%=$(COMMON_DIR)/%) -o $@
 else ifeq ($(STEP_KIND),permute_kernel)
 ifeq ($(NVCC),)
 transpose:

@@ -62,6 +62,12 @@ transpose: transpose.cpp $(COMMON_DIR)/cpu_driver.cpp $(HOST_OBJECTS) $(HEADERS)
 	$(Q)$(CXX) $(CXXFLAGS) $(OPENMP_FLAGS) $(STEP_DEFINES) transpose.cpp $(COMMON_DIR)/cpu_driver.cpp \
 	  $(HOST_OBJECTS) -o $@ $(STEP_LDLIBS)
 	$(BUILT_LINE)
+.PHONY: checked
+checked: $(CHECKED)
+$(CHECKED): transpose.cpp $(COMMON_DIR)/cpu_driver.cpp $(HOST_SOURCES:%=$(COMMON_DIR)/%) $(HEADERS) \
+    | $(BUILD_DIR)
+	$(Q)$(CXX) $(CXXFLAGS) $(CHECK_FLAGS) $(OPENMP_FLAGS) $(STEP_DEFINES) transpose.cpp \
+	  $(COMMON_DIR)/cpu_driver.cpp $(HOST_SOURCES:%=$(COMMON_DIR)/%) -o $@ $(STEP_LDLIBS)
 else
 # ---- CUDA steps: transpose.cu, with the driver of their kind ----
 # The kernel driver serves every kernel step and lives in common/; the host-pipeline and the

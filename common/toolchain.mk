@@ -13,6 +13,13 @@ CXX ?= g++
 HOST_ARCH ?= -march=native
 CXXFLAGS ?= -O3 $(HOST_ARCH) -std=c++17 -Wall -Wextra
 OPENMP_FLAGS := -fopenmp
+# `make checked` in a CPU step: the program again, every source (the harness's too) compiled with
+# AddressSanitizer and UndefinedBehaviorSanitizer (the first report ends the run) and glibc's
+# strictest buffer checks, which some hosts' compilers apply by default. tests/test_cpu_checked.py
+# runs it on small shapes of every path.
+CHECK_FLAGS ?= -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
+  -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=3
+CHECKED := $(BUILD_DIR)/transpose_checked
 
 NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
 # Build for the GPU that is present (its architecture only); without one (CI, a laptop), for one
