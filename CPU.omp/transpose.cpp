@@ -485,8 +485,7 @@ struct OutputBands {
   static constexpr int kChunk =
       std::max<int>(L::kBlockRows, (L::kSmall ? 128 : 512) / static_cast<int>(sizeof(T)));
   static constexpr int kPrefetchChunks = 2;
-  static constexpr Index kRowBytes =
-      kRows * static_cast<Index>(sizeof(T));  // read of each input row
+  static constexpr Index kRowBytes = kRows * static_cast<Index>(sizeof(T));  // of each input row
   static_assert(kChunk % L::kBlockRows == 0 && kChunk % kLine == 0);
 };
 
