@@ -105,13 +105,21 @@ __device__ lab::Index side_offset(lab::Index i, lab::Index pitch, const lab::Fas
   }
 }
 
-template <class T, bool kBorrowed>
+// kGroups: the tile's shape fixed when compiled (kGroups groups of THREADS / kGroups chunks), or
+// 0 for `shape`'s, read at run time. uint8 takes v7's shape fixed wherever the plane fills it:
+// each of its 16 passes a tile then finds its cell with shifts and constants, where a run-time
+// shape costs a multiply and a division a pass, and spills registers at the 128 that two blocks
+// an SM leave. Measured (tile_constants.csv in docs/results/h200): the 96^4 reversal from 86-88%
+// of the copy to 90-91% on an H200, the 6-d case from 85% to 88-91%; held to 80 registers for a
+// third block an SM, the fixed shape spilled and fell to 78-82%.
+template <class T, bool kBorrowed, int kGroups>
 __global__ void __launch_bounds__(THREADS, TILE_MIN_BLOCKS<T>)
     permute_kernel(const T* __restrict__ in, T* __restrict__ out, lab::Plan plan, TileShape shape,
                    Borrowed borrowed) {
   constexpr int N = VECTOR_BYTES / sizeof(T);
   extern __shared__ uint4 tile[];  // a thread's N cells: its block, N output rows of it
-  const int groups = shape.groups, chunks = shape.chunks;
+  const int groups = kGroups > 0 ? kGroups : shape.groups;
+  const int chunks = kGroups > 0 ? THREADS / kGroups : shape.chunks;
   // Consecutive threads take consecutive vectors of a row: coalesced loads; and consecutive cells
   // of an output row: coalesced stores, a pass of chunks output rows at a time.
   const int group = threadIdx.x / chunks, chunk = threadIdx.x - group * chunks;
@@ -802,12 +810,15 @@ LaunchShape launch_tile(const T* in, T* out, const lab::Plan& plan, const Borrow
   const TileShape shape = plane_tile(plan, N).shape;
   const int threads = shape.groups * shape.chunks;
   const int shared_bytes = threads * N * VECTOR_BYTES;  // up to 64 KiB for 1-byte elements
-  lab::allow_shared_bytes(permute_kernel<T, kBorrowed>, shared_bytes);
+  auto kernel = permute_kernel<T, kBorrowed, 0>;
+  if constexpr (sizeof(T) == 1)
+    if (shape.groups == packed_tile::V7_GROUPS && threads == THREADS)
+      kernel = permute_kernel<T, kBorrowed, packed_tile::V7_GROUPS>;
+  lab::allow_shared_bytes(kernel, shared_bytes);
   const dim3 block(threads);
   const dim3 grid(blocks_for(plan.cols, shape.chunks * N), blocks_for(plan.rows, shape.groups * N),
                   blocks_for(plan.batch.count, 1));
-  permute_kernel<T, kBorrowed>
-      <<<grid, block, shared_bytes, stream>>>(in, out, plan, shape, borrowed);
+  kernel<<<grid, block, shared_bytes, stream>>>(in, out, plan, shape, borrowed);
   return {grid, block};
 }
 

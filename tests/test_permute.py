@@ -636,6 +636,11 @@ PACKED_EDGES = (
     # Runs (the innermost axis stays): vectors of 16, 8 or 4 bytes where every run, stride and
     # address allows, v4's element copy where none does (3 uint8, 6 bytes of float16).
     ("32,64,16,64", "0,2,1,3"),
+    # ... short runs whose batch axes lie in other orders on the two sides, extents with no common
+    # divisor, the input's innermost batch axis the output's outermost.
+    ("3,96,40,32", "0,2,1,3"),
+    ("2,13,11,48", "0,2,1,3"),
+    ("5,7,12,16", "2,1,0,3"),
     ("6,10,4", "1,0,2"),
     ("9,2,8", "1,0,2"),
     ("7,5,3", "1,0,2"),
