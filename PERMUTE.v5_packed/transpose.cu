@@ -75,6 +75,10 @@ __device__ void load_block(const T* at, lab::Index pitch, std::uint32_t (&w)[N][
 // wider elements keep what the compiler gives them (tile_bounds.csv in docs/results/h100, h200).
 template <class T>
 constexpr int TILE_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 1;
+// ... and with the tile's shape fixed (permute_kernel's kGroups), whose indices take fewer
+// registers: 2-byte elements then fit 80 without spilling, 3 blocks an SM.
+template <class T>
+constexpr int FIXED_MIN_BLOCKS = sizeof(T) == 1 ? 2 : 3;
 
 // ---- Borrowed axes: a plane side that is not whole tiles (16 x 16 planes of a 6-d permutation,
 // ---- 96 x 96 of a 4-d reversal) leaves threads idle or falls to flat_kernel's short runs. Where a
@@ -106,14 +110,17 @@ __device__ lab::Index side_offset(lab::Index i, lab::Index pitch, const lab::Fas
 }
 
 // kGroups: the tile's shape fixed when compiled (kGroups groups of THREADS / kGroups chunks), or
-// 0 for `shape`'s, read at run time. uint8 takes v7's shape fixed wherever the plane fills it:
-// each of its 16 passes a tile then finds its cell with shifts and constants, where a run-time
-// shape costs a multiply and a division a pass, and spills registers at the 128 that two blocks
-// an SM leave. Measured (tile_constants.csv in docs/results/h200): the 96^4 reversal from 86-88%
-// of the copy to 90-91% on an H200, the 6-d case from 85% to 88-91%; held to 80 registers for a
-// third block an SM, the fixed shape spilled and fell to 78-82%.
+// 0 for `shape`'s, read at run time. uint8 takes every shape of 256 threads fixed (it keeps v7's
+// 2 to 16 groups), 2-byte elements v7's 16: each of their 16 or 8 passes a tile then finds its
+// cell with shifts and constants, where a shape read at run time costs a multiply and a division
+// a pass, and registers (uint8 spilled at the 128 that two blocks an SM leave; fixed, 2-byte
+// elements fit 80 and a third block). Measured on an H200, % of the copy: uint8's 96^4 reversal
+// from 86-88% to 90-91%, the 6-d case from 85% to 88-91% (16 groups, tile_constants.csv in
+// docs/results/h200); then NCHW to NHWC uint8 (4 groups) from 87-88% to 93-95%, 2-byte elements'
+// 6-d case from 89-91% to 92% (fixed_shapes.csv). Held to 80 registers for a third block, uint8's
+// fixed tile spilled and fell to 78-82%.
 template <class T, bool kBorrowed, int kGroups>
-__global__ void __launch_bounds__(THREADS, TILE_MIN_BLOCKS<T>)
+__global__ void __launch_bounds__(THREADS, kGroups > 0 ? FIXED_MIN_BLOCKS<T> : TILE_MIN_BLOCKS<T>)
     permute_kernel(const T* __restrict__ in, T* __restrict__ out, lab::Plan plan, TileShape shape,
                    Borrowed borrowed) {
   constexpr int N = VECTOR_BYTES / sizeof(T);
@@ -803,6 +810,15 @@ LaunchShape launch_staged(const T* in, T* out, const lab::Plan& plan, lab::Index
   return {grid, block};
 }
 
+// permute_kernel with `groups` groups of 256 threads fixed, for G and each power of two below it
+// down to 2; `otherwise` for any other count.
+template <class T, bool kBorrowed, int G = packed_tile::V7_GROUPS, class Kernel>
+Kernel fixed_shape_kernel(int groups, Kernel otherwise) {
+  if (groups == G) return permute_kernel<T, kBorrowed, G>;
+  if constexpr (G > 2) return fixed_shape_kernel<T, kBorrowed, G / 2>(groups, otherwise);
+  return otherwise;
+}
+
 template <class T, bool kBorrowed>
 LaunchShape launch_tile(const T* in, T* out, const lab::Plan& plan, const Borrowed& borrowed,
                         cudaStream_t stream) {
@@ -811,9 +827,12 @@ LaunchShape launch_tile(const T* in, T* out, const lab::Plan& plan, const Borrow
   const int threads = shape.groups * shape.chunks;
   const int shared_bytes = threads * N * VECTOR_BYTES;  // up to 64 KiB for 1-byte elements
   auto kernel = permute_kernel<T, kBorrowed, 0>;
-  if constexpr (sizeof(T) == 1)
-    if (shape.groups == packed_tile::V7_GROUPS && threads == THREADS)
-      kernel = permute_kernel<T, kBorrowed, packed_tile::V7_GROUPS>;
+  if (threads == THREADS) {  // the shapes fixed when compiled (kGroups)
+    if constexpr (sizeof(T) == 1) kernel = fixed_shape_kernel<T, kBorrowed>(shape.groups, kernel);
+    if constexpr (sizeof(T) == 2)
+      if (shape.groups == packed_tile::V7_GROUPS)
+        kernel = permute_kernel<T, kBorrowed, packed_tile::V7_GROUPS>;
+  }
   lab::allow_shared_bytes(kernel, shared_bytes);
   const dim3 block(threads);
   const dim3 grid(blocks_for(plan.cols, shape.chunks * N), blocks_for(plan.rows, shape.groups * N),
