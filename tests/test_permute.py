@@ -616,6 +616,7 @@ def test_gpu_steps_are_exact_on_short_plane_axes(step, case, dtype, needs_gpu):
 PACKED_EDGES = (
     ("64,64,56,56", "0,2,3,1"),  # NCHW to NHWC, 64 channels: planes of 64 x 3136
     ("32,2048", "1,0"),          # the smallest uint8 plane: one tile of 2 groups of 16 rows
+    ("3,128,1024", "0,2,1"),     # uint8's tile of 8 groups (each count of groups has its kernel)
     ("3,96,1040", "0,2,1"),      # a partial last tile along both plane axes
     ("5,64,7,1024", "2,0,3,1"),  # batch axes on both sides of the plane
     ("4096,64,64", "0,2,1"),     # planes under one tile: flat for 1 byte, a fitted tile for 2 to 8
