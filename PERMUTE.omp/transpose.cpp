@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -666,11 +667,27 @@ std::uint32_t gathered_at(Index e, Index unit) {
   return static_cast<std::uint32_t>(((c * kRows + r % kRows) * kLanes + r / kRows) * 16);
 }
 
+// A vector of V joined from its 16-byte lanes, lane l from base + at[l * stride], in registers:
+// assembled in memory instead (a 16-byte store a lane, then a load of the whole vector), the load
+// cannot take its bytes from the stores still in flight and waits for them to retire.
+template <class V>
+inline V joined(const unsigned char* base, const std::uint32_t* at, Index stride) {
+  const auto lane = [&](Index l) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + at[l * stride]));
+  };
+#if defined(__AVX2__)
+  if constexpr (sizeof(V) == 32)
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(lane(0)), lane(1), 1);
+  else
+#endif
+    return lane(0);
+}
+
 template <class T, class V>
 void move_unit_group(const T* in, T* out, const Index (&in_at)[16 / sizeof(T)],
                      const Index (&out_at)[16 / sizeof(T)], Index unit, const std::uint32_t* source,
                      unsigned char* gathered) {
-  constexpr int kRows = 16 / sizeof(T), kLanes = sizeof(V) / 16;
+  constexpr int kRows = 16 / sizeof(T);
   constexpr Index kCols = sizeof(V) / sizeof(T);
   unsigned char* slot = gathered;
   for (Index c = 0;; c += kCols, slot += sizeof(V) * kRows) {
@@ -686,16 +703,41 @@ void move_unit_group(const T* in, T* out, const Index (&in_at)[16 / sizeof(T)],
     const Index start = std::min(c, unit - kCols);
     V v[kRows];
 #pragma GCC unroll 16
-    for (int k = 0; k < kRows; ++k)
-#pragma GCC unroll 4
-      for (int l = 0; l < kLanes; ++l)
-        std::memcpy(reinterpret_cast<char*>(&v[k]) + 16 * l,
-                    gathered + source[start + l * kRows + k], 16);
+    for (int k = 0; k < kRows; ++k) v[k] = joined<V>(gathered, source + start + k, kRows);
     transpose_lanes<T>(v);
 #pragma GCC unroll 16
     for (int u = 0; u < kRows; ++u) std::memcpy(out + out_at[u] + start, &v[u], sizeof(V));
     if (start + kCols >= unit) break;
   }
+}
+
+// A unit's tables: from[o], the element of its input that its output element o is; source[o],
+// where the gather leaves that element. Worked out on a problem's first call and kept for its
+// later ones, as the store plan is: a division or two an element of one unit, they cost as much as
+// moving dozens of units, a batch of small planes' whole time where the batch is short.
+struct UnitTables {
+  std::vector<Index> from;
+  std::vector<std::uint32_t> source;
+};
+
+template <class T>
+const UnitTables& unit_tables(const Batch& unit_order, bool wide) {
+  static std::map<std::string, UnitTables> kept;  // by the unit's axes, in output order
+  std::string key = wide ? "wide" : "narrow";
+  for (int k = 0; k < unit_order.axes; ++k)
+    key +=
+        " " + std::to_string(unit_order.extent[k]) + ":" + std::to_string(unit_order.in_stride[k]);
+  auto found = kept.find(key);
+  if (found != kept.end()) return found->second;
+  const Index unit = unit_order.count;
+  UnitTables tables;
+  BatchWalk walk(unit_order, 0);  // output order: walk.out is o
+  for (Index o = 0; o < unit; ++o, walk.next()) {
+    tables.from.push_back(walk.in);
+    tables.source.push_back(wide ? gathered_at<T, WideVector>(walk.in, unit)
+                                 : gathered_at<T, __m128i>(walk.in, unit));
+  }
+  return kept.emplace(key, std::move(tables)).first->second;
 }
 
 // The units of p, its `axes` innermost axes; false (nothing moved) where they are too large or
@@ -714,16 +756,8 @@ bool moved_units(const T* in, T* out, const lab::Permutation& p, int axes) {
   if (axes == 2 && p.shape[p.rank - 2] % kRows == 0 && p.shape[p.rank - 1] % kWideCols == 0)
     return false;
   const bool wide = unit_bytes >= Index{sizeof(WideVector)};
-  // from[o]: the element of the unit's input that its output element o is; source[o]: where the
-  // gather leaves it.
-  std::vector<Index> from(unit);
-  std::vector<std::uint32_t> source(unit);
-  BatchWalk walk_unit(unit_order, 0);  // output order: walk_unit.out is o
-  for (Index o = 0; o < unit; ++o, walk_unit.next()) {
-    const Index e = walk_unit.in;
-    from[o] = e;
-    source[o] = wide ? gathered_at<T, WideVector>(e, unit) : gathered_at<T, __m128i>(e, unit);
-  }
+  const UnitTables& tables = unit_tables<T>(unit_order, wide);
+  const std::vector<Index>& from = tables.from;
   const Index groups = (batch.count + kRows - 1) / kRows;
 #pragma omp parallel
   {
@@ -743,9 +777,10 @@ bool moved_units(const T* in, T* out, const lab::Permutation& p, int axes) {
         for (Index i = 0; i < units; ++i)
           for (Index o = 0; o < unit; ++o) out[out_at[i] + o] = in[in_at[i] + from[o]];
       } else if (wide) {
-        move_unit_group<T, WideVector>(in, out, in_at, out_at, unit, source.data(), gathered);
+        move_unit_group<T, WideVector>(in, out, in_at, out_at, unit, tables.source.data(),
+                                       gathered);
       } else {
-        move_unit_group<T, __m128i>(in, out, in_at, out_at, unit, source.data(), gathered);
+        move_unit_group<T, __m128i>(in, out, in_at, out_at, unit, tables.source.data(), gathered);
       }
     }
   }

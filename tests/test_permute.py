@@ -174,6 +174,25 @@ def test_cpu_step_is_exact_on_batches_of_small_planes(case, dtype, stores, tmp_p
     check_cpu_case(case, dtype, tmp_path, threads=3, reps=2, stores=stores)
 
 
+# Units' tables are worked out once a problem and kept (unit_tables): in one process, each problem
+# must find its own. The first two units have the same extents in output order (3, 2, 3, 2) and
+# other input strides; then planes of 17 x 19 and 19 x 17, and 17 x 19 again in another batch.
+KEPT_UNIT_CASES = [("32,2,2,3,3", "0,3,1,4,2"), ("32,2,2,3,3", "0,4,1,3,2"), ("64,17,19", "0,2,1"),
+                   ("64,19,17", "0,2,1"), ("2,64,17,19", "1,0,3,2")]
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float16"])
+def test_cpu_step_keeps_each_units_tables_apart(dtype, tmp_path):
+    cases = tmp_path / "cases"
+    cases.write_text("".join(f"--shape {shape} --perm {perm}\n" for shape, perm in KEPT_UNIT_CASES))
+    csv_path = tmp_path / "permute.csv"
+    done = run(CPU_STEP, "--dtype", dtype, "--reps", 2, "--cases", cases, "--csv", csv_path,
+               threads=2)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = csv_rows(csv_path)
+    assert len(rows) == len(KEPT_UNIT_CASES) and all(row["verified"] == "yes" for row in rows)
+
+
 def test_uint8_past_256_elements_takes_two_fills():
     done = run(CPU_STEP, "--shape", "17,19,3", "--perm", "2,0,1", "--dtype", "uint8", "--reps", 1)
     assert done.returncode == 0, done.stderr
