@@ -27,6 +27,10 @@ constexpr const char* kStreamingStoresVariable = "LAB_STREAMING_STORES";  // on,
 // default, as nvbench: a memset as large as L2) or "read" (a read of several L2s of bytes).
 constexpr const char* kL2FlushVariable = "LAB_L2_FLUSH";
 constexpr int kL2ReadFlushMultiple = 2;  // "read" reads this many times L2's bytes
+// Whether the CPU drivers flush their buffers from the caches before each timed run
+// (common/cache_flush.hpp): "on" (the default) or "off" (warm caches).
+constexpr const char* kCpuFlushVariable = "LAB_CPU_FLUSH";
+constexpr std::size_t kCacheLineBytes = 64;  // the CPU's cache line
 
 // Exit codes every program shares (tests and transpose_lab/run_steps.py rely on them).
 constexpr int kExitOk = 0;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cache_flush.hpp"
 #include "cli.hpp"
 #include "config.hpp"
 #include "cpu_ceiling.hpp"
@@ -41,6 +42,7 @@ int run(const lab::Options& options) {
   auto in = lab::allocate_host<T>(count, "the input");
   auto out = lab::allocate_host<T>(count, "the output");
   const std::vector<const lab::CpuVariant*> selected = selected_variants(options.variant);
+  const lab::CpuFlushScope flushed{{in.get(), bytes}, {out.get(), bytes}};
 
   // Correct first: every selected variant is verified, with every fill, before anything is timed.
   for (const lab::CpuVariant* variant : selected) {
@@ -108,7 +110,7 @@ int run(const lab::Options& options) {
            " elements: the first run of " +
            (fills == 1 ? std::string("the fill") : "each of " + std::to_string(fills) + " fills") +
            ", then the last timed run (fill 1), each into a poisoned output",
-       ceiling.line()});
+       ceiling.line(), lab::cpu_flush_line()});
   std::vector<lab::TableRow> table;
   for (const lab::Measurement& m : results) table.push_back(lab::table_row(m));
   const std::vector<lab::TableRow> copy_rows =

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cache_flush.hpp"
 #include "cli.hpp"
 #include "config.hpp"
 #include "cpu_ceiling.hpp"
@@ -35,6 +36,7 @@ int run(const lab::PermuteOptions& options) {
   auto in = lab::allocate_host<T>(count, "the input");
   auto out = lab::allocate_host<T>(count, "the output");
   auto step = [&] { permute_on_cpu<T>(in.get(), out.get(), p); };
+  const lab::CpuFlushScope flushed{{in.get(), bytes}, {out.get(), bytes}};
 
   const lab::PermuteVerification check =
       lab::verify_permute_every_fill(dtype, in.get(), out.get(), p, step);
@@ -79,7 +81,8 @@ int run(const lab::PermuteOptions& options) {
       {"device   " + lab::cpu_model_name() + ", " + std::to_string(threads) + " OpenMP threads",
        lab::tensor_line(p, dtype, options.reps, "runs"), "fusion   " + lab::explain(p),
        "check    first run " + check.describe(),
-       "         last timed run (fill 1): " + timed_check.describe(), ceiling.line()});
+       "         last timed run (fill 1): " + timed_check.describe(), ceiling.line(),
+       lab::cpu_flush_line()});
   std::vector<lab::TableRow> table{lab::table_row(m)};
   const std::vector<lab::TableRow> copy_rows =
       ceiling.table_rows(m.rows, m.cols, dtype.bytes, medians_ms);

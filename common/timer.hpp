@@ -8,6 +8,7 @@
 #include <functional>
 #include <vector>
 
+#include "cache_flush.hpp"
 #include "config.hpp"
 
 namespace lab {
@@ -55,11 +56,11 @@ void warm_up(Run&& run) {
 
 // Times several pieces of work in turn (a, b, c, a, b, c, ...) after a common warm-up, so they
 // all see the same clocks and memory state and a drift cannot favour one; one median each.
-// Each timed run follows an untimed run of the same piece: a piece must not inherit another's
-// cache state. (The naive transpose leaves hundreds of MB of modified lines in a large L3; the
-// piece after it would pay to write them back.)
-// before_last(p) runs ahead of piece p's last untimed-then-timed pair, after_last(p) after it,
-// both untimed: pieces that share an output poison it and verify the last timed run there.
+// Each timed run follows an untimed run of the same piece, then the flush of
+// common/cache_flush.hpp: a piece must not inherit another's cache state. (The naive transpose
+// leaves hundreds of MB of modified lines in a large L3; the piece after it would pay to write them
+// back.) before_last(p) runs ahead of piece p's last untimed-then-timed pair, after_last(p) after
+// it, both untimed: pieces that share an output poison it and verify the last timed run there.
 inline std::vector<double> median_cpu_ms_alternating(
     const std::vector<std::function<void()>>& pieces, int reps,
     const std::function<void(std::size_t)>& before_last = nullptr,
@@ -73,6 +74,8 @@ inline std::vector<double> median_cpu_ms_alternating(
       const bool last = i == reps - 1;
       if (last && before_last) before_last(p);
       pieces[p]();
+      flush_cpu_caches();  // cold, unless LAB_CPU_FLUSH=off: the untimed run still sets up the
+                           // pages
       const auto start = std::chrono::steady_clock::now();
       pieces[p]();
       times_ms[p].push_back(elapsed_ms(start));

@@ -21,6 +21,10 @@
 // takes 5 ms longer with the SLOWER kind of store (plain or streaming): work "a", "a" again, then
 // "b", one line each: the kind of each run it took, in order (p plain, s streaming), and the kind
 // of the run that counted.
+// cache-flush times, as the CPU drivers time a step (common/timer.hpp), a chase of dependent loads
+// through every line of a 1 MiB buffer in a random order, the buffer registered for the flush
+// (common/cache_flush.hpp): one line, the median nanoseconds a load. Warm, the lines are in L2
+// (a few ns); flushed, each load waits for memory (about 100 ns).
 // unwritten-each runs that verification once per position (R, C), each time with that one output
 // element left poisoned, on one pair of matrices (large shapes pay for their memory once, and for
 // the fill that caught the first position once); one verdict line per position; exit 0 when every
@@ -33,6 +37,7 @@
 #include <string>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "../common/config.hpp"
 #include "../common/dtype.hpp"
@@ -40,6 +45,7 @@
 #include "../common/matrix.hpp"
 #include "../common/report.hpp"
 #include "../common/streaming_copy.hpp"
+#include "../common/timer.hpp"
 
 namespace {
 
@@ -54,6 +60,7 @@ int usage() {
       "       harness_probe fill-distinct DTYPE START COUNT\n"
       "       harness_probe fills DTYPE COUNT\n"
       "       harness_probe store-plan plain|streaming\n"
+      "       harness_probe cache-flush\n"
       "       harness_probe csv-header\n"
       "       harness_probe copies\n");
   return lab::kExitUsage;
@@ -243,11 +250,42 @@ int store_plan(const std::string& slower) {
   return lab::kExitOk;
 }
 
+int cache_flush() {
+  constexpr std::size_t kBytes = std::size_t{1} << 20;
+  constexpr std::size_t kLines = kBytes / lab::kCacheLineBytes;
+  constexpr std::size_t kStride = lab::kCacheLineBytes / sizeof(std::size_t);
+  auto chain = lab::allocate_host<std::size_t>(kBytes / sizeof(std::size_t), "the chain");
+  // One cycle through every line in a shuffled order: the next line's index in each line's first
+  // word, so no prefetcher can guess it.
+  std::vector<std::size_t> order(kLines);
+  for (std::size_t i = 0; i < kLines; ++i) order[i] = i;
+  std::uint64_t state = 12345;
+  for (std::size_t i = kLines - 1; i > 0; --i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    std::swap(order[i], order[(state >> 33) % (i + 1)]);
+  }
+  for (std::size_t i = 0; i < kLines; ++i)
+    chain.get()[order[i] * kStride] = order[(i + 1) % kLines] * kStride;
+  const lab::CpuFlushScope flushed{{chain.get(), kBytes}};
+  volatile std::size_t end = 0;
+  const std::vector<double> medians_ms =
+      lab::median_cpu_ms_alternating({[&] {
+                                       std::size_t at = 0;
+                                       for (std::size_t i = 0; i < kLines; ++i)
+                                         at = chain.get()[at];
+                                       end = at;
+                                     }},
+                                     7);
+  std::printf("%.1f ns a load\n", medians_ms[0] * 1e6 / kLines);
+  return lab::kExitOk;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return usage();
   const std::string command = argv[1];
   if (command == "store-plan" && argc == 3) return store_plan(argv[2]);
   if (command == "copies" && argc == 2) return copies();
+  if (command == "cache-flush" && argc == 2) return cache_flush();
   if (command == "csv-header" && argc == 2) return std::puts(lab::kCsvHeader) >= 0 ? 0 : 1;
   if (argc < 4) return usage();
   const lab::Dtype* type = dtype_or_null(argv[2]);

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import (CPU_STEPS, CUDA_STEPS, DTYPES, EXIT_SKIPPED, EXIT_USAGE, PIPELINE_STEPS,
                       ROOT, WARMUP_VARIABLE, binary, run, steps_from_makefile)
-from transpose_lab.lab import L2_FLUSH_VARIABLE
+from transpose_lab.lab import CPU_FLUSH_VARIABLE, L2_FLUSH_VARIABLE
 
 BAD_ARGUMENTS = [
     ["abc"], ["12x"], ["0"], ["-5"], ["64", "0"], ["64", "-1"], ["1e3"], ["64", "64", "64"],
@@ -160,8 +160,10 @@ def test_a_bad_setting_is_refused_by_the_pytorch_row_before_torch(tmp_path, vari
 def test_measuring_runs_take_the_labs_warm_up_and_l2_flush(monkeypatch):
     from transpose_lab.lab import measuring_environment
     monkeypatch.setenv(L2_FLUSH_VARIABLE, "read")
+    monkeypatch.setenv(CPU_FLUSH_VARIABLE, "off")
     assert WARMUP_VARIABLE not in measuring_environment()
     assert L2_FLUSH_VARIABLE not in measuring_environment()
+    assert CPU_FLUSH_VARIABLE not in measuring_environment()
     assert measuring_environment({"NCCL_NVLS_ENABLE": "0"})["NCCL_NVLS_ENABLE"] == "0"
 
 

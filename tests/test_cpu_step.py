@@ -108,6 +108,28 @@ def test_a_bad_streaming_setting_is_refused_before_any_work():
     assert done.stdout == ""
 
 
+@pytest.mark.parametrize("step,args", [("CPU.omp", ["64"]),
+                                       ("PERMUTE.omp", ["--shape", "6,25,40", "--perm", "2,0,1"])])
+@pytest.mark.parametrize("value", ["sometimes", "", "OFF"])
+def test_a_bad_cpu_flush_is_one_line_and_exit_2(step, args, value):
+    done = run(step, *args, "--reps", 1, env_extra={"LAB_CPU_FLUSH": value})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip() == f"error: LAB_CPU_FLUSH={value}: use on or off"
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("step,args", [("CPU.omp", ["64", "48"]),
+                                       ("PERMUTE.omp", ["--shape", "6,25,40", "--perm", "2,0,1"])])
+@pytest.mark.parametrize("value,header", [(None, "caches   input and output flushed"),
+                                          ("on", "caches   input and output flushed"),
+                                          ("off", "caches   warm")])
+def test_either_cpu_cache_state_times_a_verified_run_and_says_which(step, args, value, header):
+    done = run(step, *args, "--reps", 2, env_extra={"LAB_CPU_FLUSH": value} if value else None)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert header in done.stdout
+    assert "verified" in done.stdout and "WRONG" not in done.stdout
+
+
 def test_csv_has_the_schema_header_once_and_one_row_per_measurement(tmp_path):
     from test_harness import probe
     csv_path = tmp_path / "results.csv"

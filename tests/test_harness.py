@@ -160,3 +160,17 @@ def test_a_forced_store_setting_skips_the_plan(setting):
     k = kind[0]
     assert done.stdout.splitlines() == [f"a: runs {k}, {kind}", f"a: runs {k}, {kind}",
                                         f"b: runs {k}, {kind}"]
+
+
+def _ns_a_load(flush):
+    done = probe("cache-flush", env={**os.environ, "LAB_CPU_FLUSH": flush})
+    assert done.returncode == 0, done.stderr
+    return float(done.stdout.split()[0])
+
+
+def test_the_cpu_flush_sends_every_timed_run_to_memory():
+    # A chase of dependent loads through 1 MiB, timed as the CPU drivers time a step: warm, each
+    # load hits L2; with the flush before each timed run (the default), each waits for memory.
+    # Several times slower flushed, or the flush left the lines in some cache.
+    warm, flushed = _ns_a_load("off"), _ns_a_load("on")
+    assert flushed > 3 * warm, (warm, flushed)

@@ -48,17 +48,19 @@ WARMUP_RUNS, MIN_WARMUP_MS, MAX_WARMUP_MS = (
     CONFIG["kWarmupRuns"], CONFIG["kMinWarmupMs"], CONFIG["kMaxWarmupMs"])
 DEFAULT_GPU_REPS, MAX_REPS = CONFIG["kDefaultGpuReps"], CONFIG["kMaxReps"]
 # The variable that sets the programs' warm-up minimum (the tests set it to 0), and the one that
-# picks the GPU's L2 flush (write, the default, or read).
+# picks the GPU's L2 flush (write, the default, or read), and the CPU's (on, the default, or off).
 WARMUP_VARIABLE = CONFIG["kWarmupVariable"]
 L2_FLUSH_VARIABLE = CONFIG["kL2FlushVariable"]
+CPU_FLUSH_VARIABLE = CONFIG["kCpuFlushVariable"]
 L2_READ_FLUSH_MULTIPLE = CONFIG["kL2ReadFlushMultiple"]  # "read" reads this many L2s
 
 
 def measuring_environment(extra=None):
     """The environment for a run that measures (a reference run, the grader's speed check): this
-    one, with `extra` set and the warm-up and the L2 flush as the lab defines them (WARMUP_VARIABLE
-    and L2_FLUSH_VARIABLE left out)."""
-    kept = {k: v for k, v in os.environ.items() if k not in (WARMUP_VARIABLE, L2_FLUSH_VARIABLE)}
+    one, with `extra` set and the warm-up and the cache flushes as the lab defines them
+    (WARMUP_VARIABLE, L2_FLUSH_VARIABLE and CPU_FLUSH_VARIABLE left out)."""
+    lab_defined = (WARMUP_VARIABLE, L2_FLUSH_VARIABLE, CPU_FLUSH_VARIABLE)
+    kept = {k: v for k, v in os.environ.items() if k not in lab_defined}
     return {**kept, **(extra or {})}
 
 
