@@ -12,20 +12,34 @@
 namespace lab {
 
 // The batch: the axes outside the plane, the output's innermost first, as a mixed-radix number.
-struct Batch {
+// Its digits come apart by Division (FastDivision; FastDivision32 where every batch index is below
+// 2^32: NarrowBatch).
+template <class Division>
+struct BasicBatch {
+  using Word = decltype(Division::divisor);
   int axes = 0;
   Index count = 1;  // the product of their extents: how many planes
-  FastDivision extent[kMaxPermuteRank];
+  Division extent[kMaxPermuteRank];
   Index in_stride[kMaxPermuteRank] = {}, out_stride[kMaxPermuteRank] = {};
 
+  BasicBatch() = default;
+  template <class Other>
+  explicit BasicBatch(const BasicBatch<Other>& other) : axes(other.axes), count(other.count) {
+    for (int i = 0; i < axes; ++i) {
+      extent[i] = Division(static_cast<Word>(other.extent[i].divisor));
+      in_stride[i] = other.in_stride[i];
+      out_stride[i] = other.out_stride[i];
+    }
+  }
+
   // Where plane b starts in the input and in the output.
-  LAB_HOST_DEVICE void offsets(Index b, Index& in_base, Index& out_base) const {
+  LAB_HOST_DEVICE void offsets(Word b, Index& in_base, Index& out_base) const {
     in_base = out_base = 0;
-    auto rest = static_cast<std::uint64_t>(b);
+    Word rest = b;
     LAB_UNROLL
     for (int i = 0; i < kMaxPermuteRank; ++i) {
       if (i == axes) break;
-      const std::uint64_t next = extent[i].quotient(rest);
+      const Word next = extent[i].quotient(rest);
       const auto digit = static_cast<Index>(rest - next * extent[i].divisor);
       in_base += digit * in_stride[i];
       out_base += digit * out_stride[i];
@@ -33,6 +47,8 @@ struct Batch {
     }
   }
 };
+using Batch = BasicBatch<FastDivision>;
+using NarrowBatch = BasicBatch<FastDivision32>;
 
 struct Plan {
   bool runs = false;  // the innermost axis stays innermost: each plane is one run, copied whole

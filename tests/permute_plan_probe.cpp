@@ -26,23 +26,21 @@ namespace {
 using lab::Index;
 using u64 = std::uint64_t;
 
-int check_division() {
-  std::vector<u64> divisors, dividends = {0,
-                                          1,
-                                          2,
-                                          3,
-                                          (u64{1} << 31) - 1,
-                                          u64{1} << 31,
-                                          (u64{1} << 32) - 1,
-                                          u64{1} << 32,
-                                          (u64{1} << 32) + 1,
-                                          (u64{1} << 62) - 1,
-                                          (u64{1} << 63) - 1,
-                                          u64{1} << 63,
-                                          ~u64{0} - 1,
-                                          ~u64{0}};
+// FastDivision (Word = u64) or FastDivision32 (Word = std::uint32_t) against `/`: every divisor up
+// to 4096, those near each power of two, a few the cases meet and random ones; for each, dividends
+// near 0, near 2^31 and 2^32 (for 64 bits, near 2^63 and 2^64 too), next to multiples of the
+// divisor and random ones, all below 2^N.
+template <class Word>
+bool divides_exactly(u64* checked, std::size_t* divisor_count) {
+  constexpr int kBits = 8 * sizeof(Word);
+  constexpr u64 kMax = kBits == 64 ? ~u64{0} : (u64{1} << kBits) - 1;
+  std::vector<u64> divisors, dividends;
+  for (const u64 n : {u64{0}, u64{1}, u64{2}, u64{3}, (u64{1} << 31) - 1, u64{1} << 31,
+                      (u64{1} << 32) - 1, u64{1} << 32, (u64{1} << 32) + 1, (u64{1} << 62) - 1,
+                      (u64{1} << 63) - 1, u64{1} << 63, ~u64{0} - 1, ~u64{0}})
+    if (n <= kMax) dividends.push_back(n);
   for (u64 d = 1; d <= 4096; ++d) divisors.push_back(d);
-  for (int bit = 12; bit < 64; ++bit)
+  for (int bit = 12; bit < kBits; ++bit)
     for (const long delta : {-3L, -1L, 0L, 1L, 3L}) divisors.push_back((u64{1} << bit) + delta);
   for (const u64 d : {u64{3} * 5 * 17 * 257, u64{2147483647}, u64{4294967291}, u64{4294967311},
                       u64{50176}, u64{3136}, ~u64{0}, ~u64{0} - 58})
@@ -50,25 +48,37 @@ int check_division() {
   std::mt19937_64 random(12345);
   for (int i = 0; i < 2000; ++i) divisors.push_back((random() >> (random() % 64)) | 1);
   for (int i = 0; i < 200; ++i) dividends.push_back(random() >> (random() % 64));
-  u64 checked = 0;
+  for (u64& d : divisors) d = d > kMax ? (d & kMax) | 1 : d;
+  for (u64& n : dividends) n &= kMax;
   for (const u64 d : divisors) {
-    const lab::FastDivision fast(d);
+    const lab::BasicFastDivision<Word> fast(static_cast<Word>(d));
     std::vector<u64> near = dividends;
-    for (const u64 k : {u64{1}, u64{2}, u64{7}, u64{65535}, ~u64{0} / d})
-      if (k <= ~u64{0} / d)
-        for (const u64 n : {k * d - 1, k * d, k * d + (k * d < ~u64{0} ? 1 : 0)}) near.push_back(n);
+    for (const u64 k : {u64{1}, u64{2}, u64{7}, u64{65535}, kMax / d})
+      if (k <= kMax / d)
+        for (const u64 n : {k * d - 1, k * d, k * d + (k * d < kMax ? 1 : 0)}) near.push_back(n);
     for (const u64 n : near) {
-      ++checked;
-      if (fast.quotient(n) != n / d) {
-        std::printf("division WRONG: %" PRIu64 " / %" PRIu64 " gave %" PRIu64 ", want %" PRIu64
-                    "\n",
-                    n, d, fast.quotient(n), n / d);
-        return 1;
+      ++*checked;
+      const u64 got = fast.quotient(static_cast<Word>(n));
+      if (got != n / d) {
+        std::printf("division WRONG (%d bits): %" PRIu64 " / %" PRIu64 " gave %" PRIu64
+                    ", want %" PRIu64 "\n",
+                    kBits, n, d, got, n / d);
+        return false;
       }
     }
   }
-  std::printf("division: %" PRIu64 " quotients by %zu divisors equal to /\n", checked,
-              divisors.size());
+  *divisor_count += divisors.size();
+  return true;
+}
+
+int check_division() {
+  u64 checked = 0;
+  std::size_t divisors = 0;
+  if (!divides_exactly<u64>(&checked, &divisors) ||
+      !divides_exactly<std::uint32_t>(&checked, &divisors))
+    return 1;
+  std::printf("division: %" PRIu64 " quotients by %zu divisors (64 and 32 bits) equal to /\n",
+              checked, divisors);
   return 0;
 }
 
