@@ -479,11 +479,14 @@ struct OutputBands {
   static constexpr int kLine = 64 / static_cast<int>(sizeof(T));  // elements a line
   static constexpr int kVectors = 128 / kVectorBytes;             // 128 bytes of each input row ...
   static constexpr int kRows = kVectors * L::kBlockCols;          // ... the band's output rows
-  // Elements of each output row a step: 512 bytes (128 for 1- and 2-byte elements, whose band
-  // has more rows), the stage 5 to 24 KiB. Against 256 bytes, 8191 x 8193 float64 went from 45%
-  // to 52% of the copy, float32 from 52% to 56% (16-core host of an H200, output_bands.csv).
+  // Elements of each output row a step: 512 bytes (128 elements for 1- and 2-byte elements,
+  // whose band has more rows), the stage 5 to 24 KiB. Against 256 bytes, 8191 x 8193 float64 went
+  // from 45% to 52% of the copy, float32 from 52% to 56% (16-core host of an H200,
+  // output_bands.csv). 2-byte elements at 256 bytes rather than 128 (a 20 KiB stage): 8191 x 8193
+  // float16 from 47-48 to 57-60% (2-core Xeon, 1 and 2 threads); uint8 at 256 bytes (40 KiB)
+  // gained nothing there, nor 8- and 16-byte elements at 128 elements.
   static constexpr int kChunk =
-      std::max<int>(L::kBlockRows, (L::kSmall ? 128 : 512) / static_cast<int>(sizeof(T)));
+      std::max<int>(L::kBlockRows, L::kSmall ? 128 : 512 / static_cast<int>(sizeof(T)));
   static constexpr int kPrefetchChunks = 2;
   static constexpr Index kRowBytes = kRows * static_cast<Index>(sizeof(T));  // of each input row
   static_assert(kChunk % L::kBlockRows == 0 && kChunk % kLine == 0);
@@ -517,16 +520,27 @@ void transpose_output_band(const T* in, T* out, Index rows, Index cols, Index j0
     const int n = static_cast<int>(std::min<Index>(kChunk, rows - c0));
     const int whole = n / L::kBlockRows * L::kBlockRows;
     const Index ahead = c0 + B::kPrefetchChunks * kChunk;
-    for (Index r = ahead; r < std::min(rows, ahead + kChunk); ++r)
-      for (Index k = 0; k < B::kRowBytes + 63; k += 64)
-        prefetch_line<false>(reinterpret_cast<const unsigned char*>(in + r * cols + j0) +
-                             std::min(k, B::kRowBytes - 1));
+    const Index ahead_end = std::min(rows, ahead + kChunk);
+    // Block by block down the step, each block's rows read across the whole band (all kVectors
+    // vectors of a row one after the other, while its 2 or 3 lines are in L1), and the rows
+    // kPrefetchChunks steps below asked for a block at a time. Asked for all at once at the top
+    // of the step, the 3 lines of every row of a step stalled the core until its fill buffers,
+    // which the streaming stores need too, drained; walked vector by vector, each row's lines were
+    // read once per vector, from L2 (rows 8193 bytes apart fall into the same L1 sets). With the
+    // 2-byte steps above, on the 16-core host of an H200 at 8191 x 8193 (output_band_order.csv):
+    // uint8 from 44-48% of the copy to 49-50%, float16 40-46% to 52-58%, float64 47% to 53%.
 #pragma GCC unroll 1
-    for (int v = 0; v < B::kVectors; ++v) {
+    for (int rb = 0; rb < whole; rb += L::kBlockRows) {
+      for (Index r = ahead + rb; r < std::min(ahead_end, ahead + rb + L::kBlockRows); ++r)
+        for (Index k = 0; k < B::kRowBytes + 63; k += 64)
+          prefetch_line<false>(reinterpret_cast<const unsigned char*>(in + r * cols + j0) +
+                               std::min(k, B::kRowBytes - 1));
 #pragma GCC unroll 1
-      for (int rb = 0; rb < whole; rb += L::kBlockRows)
+      for (int v = 0; v < B::kVectors; ++v)
         stage_block<T, false>(in + (c0 + rb) * cols + j0 + v * L::kBlockCols, cols, stage[v],
                               kLine + rb);
+    }
+    for (int v = 0; v < B::kVectors; ++v) {
       for (int r = whole; r < n; ++r)  // the rows below the last whole block
         for (int j = 0; j < L::kBlockCols; ++j)
           stage[v][j][kLine + r] = in[(c0 + r) * cols + j0 + v * L::kBlockCols + j];

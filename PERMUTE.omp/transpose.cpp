@@ -168,7 +168,12 @@ void copy_runs(const T* in, T* out, const lab::Permutation& p) {
                   std::min(kCopyChunk, run - c * kCopyChunk) * sizeof(T));
     return;
   }
-  const Batch rows = batch_axes(p, a, a);
+  // The runs in input order: each thread reads its share of the input straight through, and its
+  // writes jump instead. A load that misses holds the thread up until its line comes, a store
+  // does not (streamed, or its line read while the thread goes on). In output order the attention
+  // swap's reads jumped 1 KiB (16 heads x 64 bytes) from run to run, each a miss of its own.
+  Batch rows;
+  for (int axis = 0; axis < a; ++axis) rows.add(p, axis);
   const bool streaming = lab::use_streaming_stores();
 #pragma omp parallel
   {
