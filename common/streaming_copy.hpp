@@ -192,7 +192,7 @@ inline void copy_floats(float* dst, const float* src, Index count, bool streamin
 inline void parallel_copy(const void* in, void* out, std::size_t bytes, bool streaming) {
 #pragma omp parallel
   {
-    constexpr std::size_t kLineBytes = 64;
+    constexpr std::size_t kLineBytes = kCacheLineBytes;
     const std::size_t lines = (bytes + kLineBytes - 1) / kLineBytes;
     const std::size_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
     const std::size_t begin = std::min(bytes, lines * thread / threads * kLineBytes);
