@@ -57,6 +57,9 @@ constexpr Index kTileElements = kTile<T>* kTile<T>;
 // side a split axis brings a tile of runs to (joining_part; the 6-d float16 case ran slower at a
 // square tile's 128 bytes).
 constexpr Index kLongRunBytes = 256;
+// The buffered tile cuts a 512^3 uint8 reversal's 512-byte runs in halves moved apart in time. A
+// tile of whole runs (all of a by all of b, 256 KiB through L2) gained uint8 only 2-4 points of
+// the copy and lost others up to 2 on a 16-core host (docs/results/h200/whole_runs.csv): not kept.
 template <class T>
 constexpr Index kBufferedTile = std::max<Index>(kTile<T>, kLongRunBytes / sizeof(T));
 // A cache line: the unit memory is read and written in.
