@@ -59,7 +59,8 @@ constexpr Index kTileElements = kTile<T>* kTile<T>;
 constexpr Index kLongRunBytes = 256;
 // The buffered tile cuts a 512^3 uint8 reversal's 512-byte runs in halves moved apart in time. A
 // tile of whole runs (all of a by all of b, 256 KiB through L2) gained uint8 only 2-4 points of
-// the copy and lost others up to 2 on a 16-core host (docs/results/h200/whole_runs.csv): not kept.
+// the copy and lost others up to 2.3 on a 16-core host (docs/results/h200/whole_runs.csv): not
+// kept.
 template <class T>
 constexpr Index kBufferedTile = std::max<Index>(kTile<T>, kLongRunBytes / sizeof(T));
 // A cache line: the unit memory is read and written in.
