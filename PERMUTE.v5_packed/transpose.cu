@@ -705,7 +705,7 @@ int run_vector_bytes(const lab::Plan& plan, const T* in, const T* out) {
 // each side contiguous, the batch's digits reordered (y's low part, x's low part, y's high part,
 // the rest with x's high part in its place) where both extents divide by T. Measured on an H200
 // (run_tiles.csv in docs/results), the attention swap: uint8 (64-byte runs) from 88% of the copy
-// to 90-91%; float16 and float32, whose runs fill their lines, lost 1.5 to 3.5 points in tiles
+// to 90-91%; float16 and float32, whose runs fill their lines, lost 1.6 to 3.5 points in tiles
 // (two more digits a vector) and keep the output's order.
 constexpr lab::Index RUN_TILE_BYTES = 1024;
 constexpr lab::Index GPU_LINE_BYTES = 128;  // L1's and L2's line: four 32-byte sectors
