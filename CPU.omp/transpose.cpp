@@ -52,6 +52,7 @@ using lab::Index;
 
 namespace {
 
+constexpr int kLineBytes = static_cast<int>(lab::kCacheLineBytes);  // what memory moves at a time
 constexpr int kBandRows = 32;     // input rows moved together: 128 B, two lines, per output row
 constexpr int kChunkCols = 2048;  // input columns per piece of work: 8 KiB runs of each input row
 constexpr int kPrefetchFloats = 64;  // how far ahead each input row is fetched: 4 cache lines
@@ -372,7 +373,7 @@ void transpose_band_small(const T* in, Index cols, T* out, Index rows, int whole
   constexpr int kRowBytes = kBlocks * 16;                 // of each output row, per step
   constexpr int kRowsPerBlock = L::kBlockCols / kBlocks;  // output rows leaving per block
   static_assert(L::kBlockCols % kBlocks == 0);
-  alignas(64) T stage[2][L::kBlockCols][L::kBandRows];
+  alignas(kLineBytes) T stage[2][L::kBlockCols][L::kBandRows];
   for (int c = 0, step = 0; c <= whole_cols; c += L::kBlockCols, ++step) {
     auto& fill = stage[step & 1];
     const auto& filled = stage[(step - 1) & 1];
@@ -387,7 +388,7 @@ void transpose_band_small(const T* in, Index cols, T* out, Index rows, int whole
           // start anywhere in a line and reach into one line more.
           for (int j = first; j < last; ++j)
 #pragma GCC unroll 8
-            for (int k = 0; k < kRowBytes + 64; k += 64)
+            for (int k = 0; k < kRowBytes + kLineBytes; k += kLineBytes)
               prefetch_line<true>(reinterpret_cast<const unsigned char*>(out + (c + j) * rows) +
                                   std::min(k, kRowBytes - 1));
         }
@@ -409,7 +410,7 @@ void transpose_band_small(const T* in, Index cols, T* out, Index rows, int whole
 template <class T>
 inline void transpose_small_edge_block(const T* in, Index cols, T* out, Index rows) {
   using L = Layout<T>;
-  alignas(64) T stage[L::kBlockCols][L::kBlockRows];
+  alignas(kLineBytes) T stage[L::kBlockCols][L::kBlockRows];
   stage_block<T, false>(in, cols, stage, 0);
 #pragma GCC unroll 64
   for (int c = 0; c < L::kBlockCols; ++c) std::memcpy(out + c * rows, stage[c], sizeof stage[c]);
@@ -476,9 +477,9 @@ void transpose_tile(const T* in, T* out, Index rows, Index cols, const Tile& til
 template <class T>
 struct OutputBands {
   using L = Layout<T>;
-  static constexpr int kLine = 64 / static_cast<int>(sizeof(T));  // elements a line
-  static constexpr int kVectors = 128 / kVectorBytes;             // 128 bytes of each input row ...
-  static constexpr int kRows = kVectors * L::kBlockCols;          // ... the band's output rows
+  static constexpr int kLine = kLineBytes / static_cast<int>(sizeof(T));  // elements a line
+  static constexpr int kVectors = 128 / kVectorBytes;     // 128 bytes of each input row ...
+  static constexpr int kRows = kVectors * L::kBlockCols;  // ... the band's output rows
   // Elements of each output row a step: 512 bytes (128 elements for 1- and 2-byte elements,
   // whose band has more rows), the stage 5 to 24 KiB. Against 256 bytes, 8191 x 8193 float64 went
   // from 45% to 52% of the copy, float32 from 52% to 56% (16-core host of an H200,
@@ -507,13 +508,13 @@ void transpose_output_band(const T* in, T* out, Index rows, Index cols, Index j0
   constexpr int kLine = B::kLine, kChunk = B::kChunk, kStage = kLine + kChunk;
   // stage[v][j][kLine + k]: element k of this step of output row v * kBlockCols + j; the carry
   // sits just before kLine.
-  alignas(64) T stage[B::kVectors][L::kBlockCols][kStage];
+  alignas(kLineBytes) T stage[B::kVectors][L::kBlockCols][kStage];
   T heads[B::kRows][kLine];  // each row's elements before its first line boundary
   int head[B::kRows];
   Index done[B::kRows];  // elements of each output row written (the head: by the row before)
   for (int jj = 0; jj < B::kRows; ++jj) {
     const auto start = reinterpret_cast<std::uintptr_t>(out + (j0 + jj) * rows);
-    head[jj] = static_cast<int>((0 - start) % 64 / sizeof(T));
+    head[jj] = static_cast<int>((0 - start) % kLineBytes / sizeof(T));
     done[jj] = head[jj];
   }
   for (Index c0 = 0; c0 < rows; c0 += kChunk) {
@@ -532,7 +533,7 @@ void transpose_output_band(const T* in, T* out, Index rows, Index cols, Index j0
 #pragma GCC unroll 1
     for (int rb = 0; rb < whole; rb += L::kBlockRows) {
       for (Index r = ahead + rb; r < std::min(ahead_end, ahead + rb + L::kBlockRows); ++r)
-        for (Index k = 0; k < B::kRowBytes + 63; k += 64)
+        for (Index k = 0; k < B::kRowBytes + kLineBytes - 1; k += kLineBytes)
           prefetch_line<false>(reinterpret_cast<const unsigned char*>(in + r * cols + j0) +
                                std::min(k, B::kRowBytes - 1));
 #pragma GCC unroll 1
@@ -563,8 +564,8 @@ void transpose_output_band(const T* in, T* out, Index rows, Index cols, Index j0
         std::memmove(staged + kLine - rest, from, rest * sizeof(T));
         continue;
       }
-      if (rest == 0) continue;    // the band's last row always: the band ends on a line
-      alignas(64) T line[kLine];  // this row's last elements, then the next row's head
+      if (rest == 0) continue;            // the band's last row always: the band ends on a line
+      alignas(kLineBytes) T line[kLine];  // this row's last elements, then the next row's head
       std::memcpy(line, from, rest * sizeof(T));
       std::memcpy(line + rest, heads[jj + 1], (kLine - rest) * sizeof(T));
       lab::stream_lines(row + done[jj], line, sizeof line);
@@ -607,7 +608,7 @@ void transpose_bands_scalar(const T* in, T* out, Index rows, Index cols) {
 // that a band's piece of an output row shares its first and last line with the bands beside it.
 template <class T>
 bool rows_share_lines(Index rows) {
-  return rows * sizeof(T) % 64 != 0;
+  return rows * sizeof(T) % kLineBytes != 0;
 }
 
 // Streaming stores, where the store plan chose them, need the output 64-byte aligned (the harness
@@ -615,7 +616,7 @@ bool rows_share_lines(Index rows) {
 // where they fit.
 template <class T>
 Stores stores_for(Index rows, Index cols, const void* out, bool streaming) {
-  if (reinterpret_cast<std::uintptr_t>(out) % 64 != 0 || !streaming) return Stores::kPlain;
+  if (reinterpret_cast<std::uintptr_t>(out) % kLineBytes != 0 || !streaming) return Stores::kPlain;
   if (!rows_share_lines<T>(rows)) return Stores::kStreaming;
   return output_bands_fit<T>(rows, cols) ? Stores::kOutputBands : Stores::kPlain;
 }

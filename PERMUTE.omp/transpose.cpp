@@ -64,7 +64,7 @@ constexpr Index kLongRunBytes = 256;
 template <class T>
 constexpr Index kBufferedTile = std::max<Index>(kTile<T>, kLongRunBytes / sizeof(T));
 // A cache line: the unit memory is read and written in.
-constexpr Index kLineBytes = 64;
+constexpr Index kLineBytes = lab::kCacheLineBytes;
 // An L1 of 32 KiB in 8 ways repeats its sets every 4 KiB: input rows a multiple of this apart all
 // fall into one set, and take the buffered tile (move_tile_buffered).
 constexpr Index kCacheSetPeriodBytes = 4096;

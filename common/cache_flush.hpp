@@ -3,10 +3,10 @@
 // run that follows another, and the copy that is the ceiling gains more from that than a
 // transpose does: on the H200 machine's 16-core host the copy of 8192 x 8192 uint8 ran at 306 GB/s
 // warm and 165 GB/s flushed (cpu_cache.csv in docs/results/h200). So, as the GPU drivers empty L2
-// before each timed launch
-// (common/cuda_harness.cuh), the CPU drivers write back and drop every line of their input and
-// output from every cache level before each timed run, of the step and of its ceiling alike, and
-// before each trial of a store plan: every run starts from memory, whatever its size.
+// before each timed launch (common/cuda_harness.cuh), the CPU drivers write back and drop every
+// line of their input and output from every cache level before each timed run, of the step and of
+// its ceiling alike, and before each trial of a store plan: every run starts from memory, whatever
+// its size.
 // LAB_CPU_FLUSH=off times warm caches instead, the figures of a loop that runs one shape again
 // and again.
 #pragma once
