@@ -171,6 +171,8 @@ def _ns_a_load(flush):
 def test_the_cpu_flush_sends_every_timed_run_to_memory():
     # A chase of dependent loads through 1 MiB, timed as the CPU drivers time a step: warm, each
     # load hits L2; with the flush before each timed run (the default), each waits for memory.
-    # Several times slower flushed, or the flush left the lines in some cache.
-    warm, flushed = _ns_a_load("off"), _ns_a_load("on")
+    # Several times slower flushed, or the flush left the lines in some cache. The warm chase is the
+    # fastest of three runs: the tests beside it on a shared machine can only slow it (a warm run
+    # once read 47 ns a load there, against 14 ns alone).
+    warm, flushed = min(_ns_a_load("off") for _ in range(3)), _ns_a_load("on")
     assert flushed > 3 * warm, (warm, flushed)
