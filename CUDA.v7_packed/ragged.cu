@@ -108,8 +108,14 @@ LaunchShape launch_sectors(const T* in, T* out, int rows, int cols, cudaStream_t
 // sector cut worked out anew by every thread, a choice of store per vector). So a block decides
 // once which it is: a bulk block (its tile and the rows it borrows lie inside the matrix) runs
 // without a check, an edge block (a tile at the matrix's first rows, its last rows or its last
-// columns) takes the checked path, out of line. extract and load_unaligned, the shifts, are in
-// common/unaligned_vector.cuh (PERMUTE.v5_packed's short rows use them too).
+// columns) takes the checked path, out of line. The bulk code at the first and last rows of tiles
+// too (the last rows clamped, the output cut at the rows' ends) was tried on an H200: uint8 lost 2
+// to 4 points of the copy at 4097 x 4099 and 8193 x 8191, whose last row of tiles holds one row
+// (the edge path skips the rows that do not exist), gained 1 at 16383 x 16385 and moved within the
+// noise at 8191 x 8193; wider types moved within 1 point but float32 at 4097 x 4099 (93.1-93.6
+// against 93.9-97.2; clamped_tiles.csv in docs/results/h200).
+// extract and load_unaligned, the shifts, are in common/unaligned_vector.cuh (PERMUTE.v5_packed's
+// short rows use them too).
 
 // The aligned 16 bytes at address x of the input, which starts at `in` (address begin) and ends at
 // address end. kGuarded: the vector may cross an end, so it is read a byte at a time and nothing
