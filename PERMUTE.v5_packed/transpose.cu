@@ -519,7 +519,9 @@ __device__ __forceinline__ uint4 merge_at(uint4 lo, uint4 hi, int bytes) {
 
 // Batch and Division as runs_kernel's: the planes' digits in 32 bits where every index is (3 x 1000
 // uint8 on an H200 from 78% of the copy to 83-84%, float16 unchanged: narrow_short_rows.csv).
-template <class T, int K, class Batch, class Division>
+// P: the pieces of N indices a thread takes a round, the loads of all of them in flight before
+// the first is interleaved (the launcher says when two).
+template <class T, int K, int P, class Batch, class Division>
 __global__ void __launch_bounds__(THREADS)
     unaligned_short_kernel(const T* __restrict__ in, T* __restrict__ out, lab::Plan plan,
                            Batch batch, Division plane_cols, lab::Index in_bytes) {
@@ -529,57 +531,68 @@ __global__ void __launch_bounds__(THREADS)
   __shared__ uint4 stages[THREADS / WARP_SIZE][WARP_SIZE * K];
   uint4* stage = stages[threadIdx.x / WARP_SIZE];
   const int lane = static_cast<int>(threadIdx.x % WARP_SIZE);
-  const lab::Index cols = plan.cols, total = plan.batch.count * cols;  // indices t of the stream
+  const lab::Index cols = plan.cols, total = plan.batch.count * cols;   // indices t of the stream
+  const lab::Index piece_stride = lab::Index{gridDim.x} * THREADS * N;  // between a thread's pieces
   // The end of the aligned pair load_unaligned reads for the element at `offset`, in bytes.
   auto pair_end = [](lab::Index offset) {
     return offset * lab::Index{sizeof(T)} / VECTOR_BYTES * VECTOR_BYTES + 2 * VECTOR_BYTES;
   };
   // Whole warps iterate together (the stage's exchanges need every lane).
   for (lab::Index warp_first = (lab::Index{blockIdx.x} * THREADS + (threadIdx.x - lane)) * N;
-       warp_first < total; warp_first += lab::Index{gridDim.x} * THREADS * N) {
-    const lab::Index t0 = warp_first + lane * N;
-    VectorOf<T> rows[K], run[K];  // rows[k]: short row k's N elements; run: them interleaved
-    bool whole = t0 + N <= total;
-    if (whole) {
-      const Word b = plane_cols.quotient(static_cast<Word>(t0));
-      const lab::Index c = t0 - static_cast<lab::Index>(b) * cols,
-                       last_row = (K - 1) * plan.in_pitch;
-      lab::Index in_base, out_base, next_base = 0, next_out;
-      batch.offsets(b, in_base, out_base);
-      const int left = static_cast<int>(cols - c < N ? cols - c : N);  // indices in plane b
-      if (left < N) batch.offsets(b + 1, next_base, next_out);
-      whole = pair_end(in_base + last_row + c) <= in_bytes &&
-              (left == N || pair_end(next_base + last_row - left) <= in_bytes);
-      if (whole) {
-        // Every row's vectors asked for before any is merged: with a branch a row, a lane that
-        // meets the next plane held its warp's later rows' loads back until its own had arrived
-        // (3 x 1000 uint8 from 75-76% of the copy to 78-79% on an H200: merged_loads.csv).
-        uint4 next[K];
+       warp_first < total; warp_first += P * piece_stride) {
+    VectorOf<T> rows[P][K];  // rows[p][k]: short row k's N elements of piece p
+    bool whole[P];
+    lab::Index t0[P];
 #pragma unroll
-        for (int k = 0; k < K; ++k)
-          rows[k].word = load_unaligned(in + in_base + k * plan.in_pitch + c);
-        if (left < N) {  // element j >= left is the next plane's j - left
-#pragma unroll
-          for (int k = 0; k < K; ++k)
-            next[k] = load_unaligned(in + next_base + k * plan.in_pitch - left);
+    for (int p = 0; p < P; ++p) {
+      t0[p] = warp_first + p * piece_stride + lane * N;
+      whole[p] = t0[p] + N <= total;
+      if (whole[p]) {
+        const Word b = plane_cols.quotient(static_cast<Word>(t0[p]));
+        const lab::Index c = t0[p] - static_cast<lab::Index>(b) * cols,
+                         last_row = (K - 1) * plan.in_pitch;
+        lab::Index in_base, out_base, next_base = 0, next_out;
+        batch.offsets(b, in_base, out_base);
+        const int left = static_cast<int>(cols - c < N ? cols - c : N);  // indices in plane b
+        if (left < N) batch.offsets(b + 1, next_base, next_out);
+        whole[p] = pair_end(in_base + last_row + c) <= in_bytes &&
+                   (left == N || pair_end(next_base + last_row - left) <= in_bytes);
+        if (whole[p]) {
+          // Every row's vectors asked for before any is merged: with a branch a row, a lane that
+          // meets the next plane held its warp's later rows' loads back until its own had arrived
+          // (3 x 1000 uint8 from 75-76% of the copy to 78-79% on an H200: merged_loads.csv).
+          uint4 next[K];
 #pragma unroll
           for (int k = 0; k < K; ++k)
-            rows[k].word = merge_at(rows[k].word, next[k], left * static_cast<int>(sizeof(T)));
+            rows[p][k].word = load_unaligned(in + in_base + k * plan.in_pitch + c);
+          if (left < N) {  // element j >= left is the next plane's j - left
+#pragma unroll
+            for (int k = 0; k < K; ++k)
+              next[k] = load_unaligned(in + next_base + k * plan.in_pitch - left);
+#pragma unroll
+            for (int k = 0; k < K; ++k)
+              rows[p][k].word =
+                  merge_at(rows[p][k].word, next[k], left * static_cast<int>(sizeof(T)));
+          }
         }
       }
     }
-    short_rows::interleave<T, K>(rows, run);
-    short_rows::scatter_runs<T, K>(stage, whole ? out + t0 * K : nullptr, lane, run);
-    if (!whole)
-      for (lab::Index t = t0; t < t0 + N && t < total; ++t) {
-        const Word b = plane_cols.quotient(static_cast<Word>(t));
-        lab::Index in_base, out_base;
-        batch.offsets(b, in_base, out_base);
-        const lab::Index c = t - static_cast<lab::Index>(b) * cols;
 #pragma unroll
-        for (int k = 0; k < K; ++k) out[t * K + k] = in[in_base + k * plan.in_pitch + c];
-      }
-    __syncwarp();  // the stage is read whole before the next round overwrites it
+    for (int p = 0; p < P; ++p) {
+      VectorOf<T> run[K];  // the piece's rows interleaved
+      short_rows::interleave<T, K>(rows[p], run);
+      short_rows::scatter_runs<T, K>(stage, whole[p] ? out + t0[p] * K : nullptr, lane, run);
+      if (!whole[p])
+        for (lab::Index t = t0[p]; t < t0[p] + N && t < total; ++t) {
+          const Word b = plane_cols.quotient(static_cast<Word>(t));
+          lab::Index in_base, out_base;
+          batch.offsets(b, in_base, out_base);
+          const lab::Index c = t - static_cast<lab::Index>(b) * cols;
+#pragma unroll
+          for (int k = 0; k < K; ++k) out[t * K + k] = in[in_base + k * plan.in_pitch + c];
+        }
+      __syncwarp();  // the stage is read whole before the next piece overwrites it
+    }
   }
 }
 
@@ -607,13 +620,12 @@ template <class T, class Batch, class Division>
 LaunchShape launch_unaligned_short(const T* in, T* out, const lab::Plan& plan, const Batch& batch,
                                    const Division& plane_cols, lab::Index in_bytes,
                                    lab::Index needed, cudaStream_t stream) {
-  return short_rows::with_side(static_cast<int>(plan.rows), [&](auto k) {
-    const auto kernel = unaligned_short_kernel<T, decltype(k)::value, Batch, Division>;
-    // Even rounds: where the blocks needed are more than the GPU holds at once, each thread takes
-    // the same count of pieces, so that every round keeps as many blocks busy (1000 blocks of
-    // 3 x 1000 uint8 on 792 places: two rounds of 500, not 792 then 208). Measured (even_rounds.csv
-    // in docs/results/h100, h200): 3 x 1000 uint8 from 80% to 82% of the copy on an H100, from 72%
-    // to 75% on an H200; where one round holds every block, nothing changes.
+  // Even rounds: where the blocks needed are more than the GPU holds at once, each thread takes
+  // the same count of pieces, so that every round keeps as many blocks busy (1000 blocks of
+  // 3 x 1000 uint8 on 792 places: two rounds of 500, not 792 then 208). Measured (even_rounds.csv
+  // in docs/results/h100, h200): 3 x 1000 uint8 from 80% to 82% of the copy on an H100, from 72%
+  // to 75% on an H200; where one round holds every block, nothing changes.
+  const auto launch = [&](auto kernel) {
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, 0));
     const lab::Index places = std::max(lab::Index{1}, lab::Index{per_sm} * lab::multiprocessors());
@@ -621,6 +633,28 @@ LaunchShape launch_unaligned_short(const T* in, T* out, const lab::Plan& plan, c
     const dim3 block(THREADS), grid(blocks_for((needed + rounds - 1) / rounds, 1));
     kernel<<<grid, block, 0, stream>>>(in, out, plan, batch, plane_cols, in_bytes);
     return LaunchShape{grid, block};
+  };
+  return short_rows::with_side(static_cast<int>(plan.rows), [&](auto k) {
+    constexpr int K = decltype(k)::value;
+    // uint8 of 2 or 3 rows where each thread has two or three pieces: two a round, so that it
+    // waits out the memory's latency once, not twice. Measured on an H200 against one a round
+    // (two_pieces.csv in docs/results/h200): 3 x 1000 from 82-85% of the copy to 89-90%, 6000
+    // planes of them from 96-101% to 100-104%. Two pieces take 56 or 64 registers, not 40 or 44
+    // (4 rows: 76, not 60), and so fewer blocks an SM: uint8 lost up to 4 points with one piece a
+    // thread (64 planes of 2 x 50001, which two pieces made two rounds) and with eight (16384
+    // planes of 3 x 1000), 4 rows (3000 planes of 4 x 1001, two pieces a thread) moved from -5 to
+    // +2, and float16 lost up to 6 and gained nothing: those take one, as do 5 rows or more (100
+    // registers).
+    if constexpr (sizeof(T) == 1 && K <= 3) {
+      int per_sm = 0;
+      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, unaligned_short_kernel<T, K, 1, Batch, Division>, THREADS, 0));
+      const lab::Index places = lab::Index{std::max(per_sm, 1)} * lab::multiprocessors();
+      const lab::Index pieces = (needed + places - 1) / places;  // a thread's, one a round
+      if (pieces == 2 || pieces == 3)
+        return launch(unaligned_short_kernel<T, K, 2, Batch, Division>);
+    }
+    return launch(unaligned_short_kernel<T, K, 1, Batch, Division>);
   });
 }
 

@@ -702,6 +702,10 @@ PACKED_EDGES = (
     ("5,2,8195", "0,2,1"),
     ("2,7,2501", "0,2,1"),
     ("1,3,6007", "0,2,1"),
+    # ... more pieces than the GPU holds at once, so that each thread takes two or three: of 4 rows
+    # one a round, of 3 two a round (three pieces on an H200: a round of two, then one of one).
+    ("3000,4,1001", "0,2,1"),
+    ("6000,3,1000", "0,2,1"),
     # Borrowed axes: a plane side that is not whole tiles takes in the batch axis right after it.
     ("16,3,16,2,16,16", "5,3,1,4,0,2"),  # the 6-d case in small: 16 x 16 planes, both sides borrow
     ("32,40,24,48", "3,2,1,0"),          # a reversal: 32 x 48 planes widened to 1280 x 1152
