@@ -485,6 +485,17 @@ LaunchShape launch_short(const T* in, T* out, const lab::Plan& plan, ShortPath p
   });
 }
 
+// f(batch, division by `divisor`), the batch's digits and the division in 32 bits where every
+// index the kernel divides is below 2^32 (`indices` of them: lab::NarrowBatch,
+// lab::FastDivision32), else in 64: the kernels below take either, and the 32-bit ones cost a
+// fraction of the instructions.
+template <class F>
+LaunchShape with_digits(const lab::Batch& batch, lab::Index divisor, lab::Index indices, F&& f) {
+  if (indices <= lab::Index{UINT32_MAX})
+    return f(lab::NarrowBatch(batch), lab::FastDivision32(static_cast<std::uint32_t>(divisor)));
+  return f(batch, lab::FastDivision(static_cast<std::uint64_t>(divisor)));
+}
+
 // ---- Short rows that are not whole vectors (4096 planes of 3 x 1000 uint8, 64 of 2 x 50001):
 // ---- short_register_kernel needs whole aligned vectors on both sides. staged_kernel takes planes
 // a stage holds, gathering each element of a vector from the stage (16 loads a vector for uint8);
@@ -666,13 +677,9 @@ LaunchShape launch_unaligned_short(const T* in, T* out, const lab::Plan& plan,
   const lab::Index in_bytes = plan.batch.count * plan.rows * plan.cols * lab::Index{sizeof(T)};
   const lab::Index indices = plan.batch.count * plan.cols;
   const lab::Index needed = (indices + THREADS * N - 1) / (THREADS * N);
-  if (indices <= lab::Index{UINT32_MAX})  // every index the kernel divides, and every plane
-    return launch_unaligned_short(in, out, plan, lab::NarrowBatch(plan.batch),
-                                  lab::FastDivision32(static_cast<std::uint32_t>(plan.cols)),
-                                  in_bytes, needed, stream);
-  return launch_unaligned_short(in, out, plan, plan.batch,
-                                lab::FastDivision(static_cast<std::uint64_t>(plan.cols)), in_bytes,
-                                needed, stream);
+  return with_digits(plan.batch, plan.cols, indices, [&](const auto& batch, const auto& by_cols) {
+    return launch_unaligned_short(in, out, plan, batch, by_cols, in_bytes, needed, stream);
+  });
 }
 
 // ---- Runs: the innermost axis stays innermost, so each plane is one run copied whole. v3 copies
@@ -781,15 +788,10 @@ LaunchShape launch_runs(const T* in, T* out, const lab::Plan& plan, cudaStream_t
   const lab::Index total = plan.batch.count * run_vectors;
   const lab::Batch batch = runs_in_tiles(plan.batch, plan.cols * lab::Index{sizeof(T)});
   const dim3 block(THREADS), grid(blocks_for(total, lab::Index{THREADS} * RUN_UNROLL));
-  if (total <= lab::Index{UINT32_MAX}) {
-    runs_kernel<T, V><<<grid, block, 0, stream>>>(
-        in, out, lab::NarrowBatch(batch),
-        lab::FastDivision32(static_cast<std::uint32_t>(run_vectors)), total);
-  } else {
-    runs_kernel<T, V><<<grid, block, 0, stream>>>(
-        in, out, batch, lab::FastDivision(static_cast<std::uint64_t>(run_vectors)), total);
-  }
-  return {grid, block};
+  return with_digits(batch, run_vectors, total, [&](const auto& digits, const auto& by_run) {
+    runs_kernel<T, V><<<grid, block, 0, stream>>>(in, out, digits, by_run, total);
+    return LaunchShape{grid, block};
+  });
 }
 
 // 16 bytes of N elements, the k-th read from stage[at(k)] (at called once for each k, in order),
