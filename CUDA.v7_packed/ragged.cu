@@ -180,8 +180,8 @@ __device__ void load_rows(const T* in, int rows, int cols, int first_row, int fi
 // after the N rows a thread writes keeps those 16-byte writes in 8 bank groups (a swizzle would
 // have to stay inside 18 cells); the reads are runs of consecutive cells.
 template <int N, int kGroups>
-__device__ int realign_cell(int out_row_local, int g) {
-  return out_row_local * kGroups + out_row_local / N + g;
+__device__ int realign_cell(unsigned out_row_local, int g) {  // unsigned: / N is a shift
+  return static_cast<int>(out_row_local * kGroups + out_row_local / N) + g;
 }
 
 // Threads an SM holds, on the architecture this pass compiles for: 2048 on sm_80, sm_90 and
@@ -416,18 +416,19 @@ template <int N>
 __device__ __forceinline__ void load_by_shuffle(const std::uint8_t* first, size_t row_bytes,
                                                 int chunk, std::uint32_t (&w)[N][WORDS]) {
   const int first_lane = static_cast<int>(threadIdx.x % WARP_SIZE) - chunk;  // chunk 0's lane
-  const auto aligned_start = [&](int k) {  // row k's aligned vector at or before chunk 0's bytes
-    const std::uint8_t* at = first + k * row_bytes - chunk * VECTOR_BYTES;
-    return reinterpret_cast<const uint4*>(at - reinterpret_cast<Address>(at) % VECTOR_BYTES);
+  // The aligned vector that row k's 16 bytes start in (chunk 0's starts CHUNKS - chunk before).
+  const auto aligned = [&](int k) {
+    const Address at = reinterpret_cast<Address>(first + k * row_bytes);
+    return reinterpret_cast<const uint4*>(at & ~Address{VECTOR_BYTES - 1});
   };
   std::uint32_t past[WORDS] = {};
 #pragma unroll
   for (int k = 0; k < N; ++k) {
-    const uint4 a = aligned_start(k)[chunk];
+    const uint4 a = *aligned(k);
     w[k][0] = a.x, w[k][1] = a.y, w[k][2] = a.z, w[k][3] = a.w;
   }
   if (chunk < N) {
-    const uint4 a = aligned_start(chunk)[CHUNKS];
+    const uint4 a = aligned(chunk)[CHUNKS - chunk];
     past[0] = a.x, past[1] = a.y, past[2] = a.z, past[3] = a.w;
   }
 #pragma unroll
@@ -471,29 +472,36 @@ __device__ __forceinline__ void realign_bulk_tile(const T* in, T* out, int rows,
   transpose_to_tile<T, kGroups>(w, place);
   __syncthreads();  // every thread of the block is here: the bulk test is the block's
 
-  constexpr int kThreads = REALIGN_THREADS<T, kGroups>, kVectors = TILE_DIM * CHUNKS;
-  const Address out_begin = reinterpret_cast<Address>(out);
-  auto* out_bytes = reinterpret_cast<std::uint8_t*>(out);
+  // A thread stores the same vector s of a row in every round (kThreads is whole rows of CHUNKS),
+  // kRowsPerRound rows further each round: its pointer steps, its cut comes from the low bits. With
+  // each row's aligned vector taken straight from its address on the way in, the uint8 kernel ran
+  // 7% fewer instructions than with the thread's index divided anew every round (ncu, H200,
+  // 8191 x 8193); on the copy: uint8 from -2 to +2 points, float16 +0 to +2, wider types within
+  // the noise (realign_arithmetic.csv in docs/results/h200).
+  constexpr int kThreads = REALIGN_THREADS<T, kGroups>, kRowsPerRound = kThreads / CHUNKS;
+  static_assert(kThreads % CHUNKS == 0, "a round stores whole rows");
+  const unsigned s = threadIdx.x % CHUNKS, first_row_local = threadIdx.x / CHUNKS;
+  const size_t out_row_bytes = static_cast<size_t>(rows) * E;
+  // Where tile byte 0 of the thread's first output row goes.
+  std::uint8_t* const first_piece = reinterpret_cast<std::uint8_t*>(out) +
+                                    static_cast<size_t>(tile_c + first_row_local) * out_row_bytes +
+                                    static_cast<size_t>(tile_r) * E;
 #pragma unroll
-  for (int round = 0; round < (kVectors + kThreads - 1) / kThreads; ++round) {
-    const int i = round * kThreads + threadIdx.x;
-    if (kVectors % kThreads != 0 && i >= kVectors) break;
-    const int out_row_local = i / CHUNKS, s = i % CHUNKS;
-    // Where tile byte 0 goes, from out; its address modulo a sector gives the cut: the piece runs
-    // from the sector start at or after it, 256 bytes, 16 whole vectors.
-    const size_t piece =
-        static_cast<size_t>(tile_c + out_row_local) * rows * E + static_cast<size_t>(tile_r) * E;
-    const unsigned low = static_cast<unsigned>(out_begin + piece);
+  for (int round = 0; round < (TILE_DIM + kRowsPerRound - 1) / kRowsPerRound; ++round) {
+    const unsigned out_row_local = round * kRowsPerRound + first_row_local;
+    if (TILE_DIM % kRowsPerRound != 0 && out_row_local >= TILE_DIM) break;
+    std::uint8_t* const piece = first_piece + round * (kRowsPerRound * out_row_bytes);
+    // The piece runs from the sector start at or after tile byte 0, 256 bytes, 16 whole vectors.
+    const unsigned low = static_cast<unsigned>(reinterpret_cast<Address>(piece));
     const int lead = static_cast<int>((0u - low) % SECTOR_BYTES);
-    const int lo_cell = s + lead / VECTOR_BYTES,
+    const int lo_cell = static_cast<int>(s) + lead / VECTOR_BYTES,
               shift = static_cast<int>((0u - low) % VECTOR_BYTES);
     const uint4 a = tile[realign_cell<N, kGroups>(out_row_local, lo_cell)];
     const uint4 b = tile[realign_cell<N, kGroups>(out_row_local, lo_cell + 1)];
     const std::uint32_t lo[WORDS] = {a.x, a.y, a.z, a.w}, hi[WORDS] = {b.x, b.y, b.z, b.w};
     std::uint32_t v[WORDS];
     extract(lo, hi, shift, v);
-    *reinterpret_cast<uint4*>(out_bytes + piece + lead + s * VECTOR_BYTES) =
-        make_uint4(v[0], v[1], v[2], v[3]);
+    *reinterpret_cast<uint4*>(piece + lead + s * VECTOR_BYTES) = make_uint4(v[0], v[1], v[2], v[3]);
   }
 }
 
