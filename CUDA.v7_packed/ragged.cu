@@ -416,7 +416,8 @@ template <int N>
 __device__ __forceinline__ void load_by_shuffle(const std::uint8_t* first, size_t row_bytes,
                                                 int chunk, std::uint32_t (&w)[N][WORDS]) {
   const int first_lane = static_cast<int>(threadIdx.x % WARP_SIZE) - chunk;  // chunk 0's lane
-  // The aligned vector that row k's 16 bytes start in (chunk 0's starts CHUNKS - chunk before).
+  // The aligned vector that row k's 16 bytes start in; the one past the last chunk's of that row
+  // lies CHUNKS - chunk vectors on.
   const auto aligned = [&](int k) {
     const Address at = reinterpret_cast<Address>(first + k * row_bytes);
     return reinterpret_cast<const uint4*>(at & ~Address{VECTOR_BYTES - 1});
