@@ -259,8 +259,8 @@ def assert_last_step_exact(dtype, rows, cols, batch):
 
 # --- The last step's realigning kernel (1- to 8-byte elements whose rows or cols are not whole
 # 16-byte vectors): the first blocks take the edge tiles, the rest the bulk tiles. Shapes where
-# every tile is an edge tile (one row of tiles: 100 x 300, and 100 x 260, whose last column is
-# fewer than 16 bytes); where the bulk tiles end exactly where a tile's borrowed rows reach the
+# every tile is an edge tile (one row of tiles: 100 x 300, and 100 x 260, whose last tile column
+# is 4 elements wide); where the bulk tiles end exactly where a tile's borrowed rows reach the
 # bottom (800 = 2 uint8 tiles + 288 rows) and one row past it; partial last columns; a last row of
 # tiles with rows past its own but within the borrowed ones (290 x 1037); and more than 65535 tile
 # columns (9 x 16777729 uint8: 65539 tiles, the grid's z, one block past the last).
