@@ -46,6 +46,7 @@
 #include <utility>
 
 #include "../common/cpu_step.hpp"
+#include "../common/prefetch.hpp"
 #include "../common/streaming_copy.hpp"
 
 using lab::Index;
@@ -189,17 +190,13 @@ inline void transpose_lanes(typename Vector<T>::Row (&v)[Layout<T>::kElements]) 
 }
 #endif
 
-// Asks for the line at p (a hint: no fault, no wait) into L2: locality 2 is prefetcht1 on x86, L2,
-// not L1, whose set the 32 rows already crowd. kForWriting asks for the line owned by this core,
-// ready to be written (prefetchw on x86): a plain store to a line that is not in cache waits for
-// that line, one line after another, in store order; asked for ahead, the lines come together.
+// Asks for the line at p (a hint: no fault, no wait) into L2 (common/prefetch.hpp): not L1, whose
+// set the 32 rows already crowd. kForWriting asks for the line owned by this core, ready to be
+// written: a plain store to a line that is not in cache waits for that line, one line after
+// another, in store order; asked for ahead, the lines come together.
 template <bool kForWriting>
 inline void prefetch_line(const void* p) {
-#if defined(__GNUC__)
-  __builtin_prefetch(p, kForWriting ? 1 : 0, 2);
-#else
-  (void)p;
-#endif
+  lab::prefetch_line<kForWriting, 2>(p);
 }
 
 #if defined(LAB_VECTOR_BLOCKS)
@@ -387,10 +384,7 @@ void transpose_band_small(const T* in, Index cols, T* out, Index rows, int whole
           // Every line the piece touches: where rows are not a multiple of a line, its kRowBytes
           // start anywhere in a line and reach into one line more.
           for (int j = first; j < last; ++j)
-#pragma GCC unroll 8
-            for (int k = 0; k < kRowBytes + kLineBytes; k += kLineBytes)
-              prefetch_line<true>(reinterpret_cast<const unsigned char*>(out + (c + j) * rows) +
-                                  std::min(k, kRowBytes - 1));
+            lab::prefetch_lines<true, 2>(out + (c + j) * rows, kRowBytes);
         }
         const T* block_in = in + b * L::kBlockRows * cols + c;
         if (prefetch)
@@ -533,9 +527,7 @@ void transpose_output_band(const T* in, T* out, Index rows, Index cols, Index j0
 #pragma GCC unroll 1
     for (int rb = 0; rb < whole; rb += L::kBlockRows) {
       for (Index r = ahead + rb; r < std::min(ahead_end, ahead + rb + L::kBlockRows); ++r)
-        for (Index k = 0; k < B::kRowBytes + kLineBytes - 1; k += kLineBytes)
-          prefetch_line<false>(reinterpret_cast<const unsigned char*>(in + r * cols + j0) +
-                               std::min(k, B::kRowBytes - 1));
+        lab::prefetch_lines<false, 2>(in + r * cols + j0, B::kRowBytes);
 #pragma GCC unroll 1
       for (int v = 0; v < B::kVectors; ++v)
         stage_block<T, false>(in + (c0 + rb) * cols + j0 + v * L::kBlockCols, cols, stage[v],

@@ -36,6 +36,7 @@
 #include <omp.h>
 
 #include "../common/permute_step.hpp"
+#include "../common/prefetch.hpp"
 #include "../common/streaming_copy.hpp"
 
 using lab::Index;
@@ -434,14 +435,13 @@ struct NextTile {
   Index b_count = 0, a_count = 0;
 };
 
-// The lines of an input row (a_count elements from `row`), asked for into L2 (locality 2:
-// prefetcht1): in L1 the rows still to come would evict each other, all in the few sets the tile's
-// rows share.
+// The lines of an input row (a_count elements from `row`), asked for into L2 (prefetcht1): in L1
+// the rows still to come would evict each other, all in the few sets the tile's rows share.
 template <class T>
 inline void prefetch_row(const T* row, Index a_count) {
   const auto* at = reinterpret_cast<const char*>(row);
   for (Index byte = 0; byte < a_count * Index{sizeof(T)}; byte += kLineBytes)
-    __builtin_prefetch(at + byte, 0, 2);
+    lab::prefetch_line<false, 2>(at + byte);
 }
 
 // A tile through a buffer of its own, as a GPU tile passes through shared memory: each input
@@ -716,8 +716,8 @@ inline void prefetch_run(const T* in, T* out, Index bytes) {
   // The unit's last byte too, where it starts part-way into a line.
   for (Index byte = 0; byte < bytes + kLineBytes; byte += kLineBytes) {
     const Index at = std::min(byte, bytes - 1);
-    __builtin_prefetch(from + at, 0, 3);
-    __builtin_prefetch(to + at, 1, 3);
+    lab::prefetch_line<false, 3>(from + at);
+    lab::prefetch_line<true, 3>(to + at);
   }
 }
 
