@@ -636,10 +636,12 @@ LaunchShape launch_unaligned_short(const T* in, T* out, const lab::Plan& plan, c
   // 3 x 1000 uint8 on 792 places: two rounds of 500, not 792 then 208). Measured (even_rounds.csv
   // in docs/results/h100, h200): 3 x 1000 uint8 from 80% to 82% of the copy on an H100, from 72%
   // to 75% on an H200; where one round holds every block, nothing changes.
-  const auto launch = [&](auto kernel) {
+  const auto places_for = [](auto kernel) {  // blocks the GPU holds at once
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, 0));
-    const lab::Index places = std::max(lab::Index{1}, lab::Index{per_sm} * lab::multiprocessors());
+    return std::max(lab::Index{1}, lab::Index{per_sm} * lab::multiprocessors());
+  };
+  const auto launch = [&](auto kernel, lab::Index places) {
     const lab::Index rounds = (needed + places - 1) / places;
     const dim3 block(THREADS), grid(blocks_for((needed + rounds - 1) / rounds, 1));
     kernel<<<grid, block, 0, stream>>>(in, out, plan, batch, plane_cols, in_bytes);
@@ -647,6 +649,8 @@ LaunchShape launch_unaligned_short(const T* in, T* out, const lab::Plan& plan, c
   };
   return short_rows::with_side(static_cast<int>(plan.rows), [&](auto k) {
     constexpr int K = decltype(k)::value;
+    const auto one_piece = unaligned_short_kernel<T, K, 1, Batch, Division>;
+    const lab::Index places = places_for(one_piece);
     // uint8 of 2 or 3 rows where each thread has two or three pieces: two a round, so that it
     // waits out the memory's latency once, not twice. Measured on an H200 against one a round
     // (two_pieces.csv in docs/results/h200): 3 x 1000 from 82-85% of the copy to 89-90%, 6000
@@ -657,15 +661,13 @@ LaunchShape launch_unaligned_short(const T* in, T* out, const lab::Plan& plan, c
     // +2, and float16 lost up to 6 and gained nothing: those take one, as do 5 rows or more (100
     // registers).
     if constexpr (sizeof(T) == 1 && K <= 3) {
-      int per_sm = 0;
-      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &per_sm, unaligned_short_kernel<T, K, 1, Batch, Division>, THREADS, 0));
-      const lab::Index places = lab::Index{std::max(per_sm, 1)} * lab::multiprocessors();
       const lab::Index pieces = (needed + places - 1) / places;  // a thread's, one a round
-      if (pieces == 2 || pieces == 3)
-        return launch(unaligned_short_kernel<T, K, 2, Batch, Division>);
+      if (pieces == 2 || pieces == 3) {
+        const auto two_pieces = unaligned_short_kernel<T, K, 2, Batch, Division>;
+        return launch(two_pieces, places_for(two_pieces));
+      }
     }
-    return launch(unaligned_short_kernel<T, K, 1, Batch, Division>);
+    return launch(one_piece, places);
   });
 }
 
