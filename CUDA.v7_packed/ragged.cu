@@ -102,6 +102,10 @@ LaunchShape launch_sectors(const T* in, T* out, int rows, int cols, cudaStream_t
 // each output word from single bytes there (__byte_perm), costs a shared-memory load per byte. Here
 // every 16 bytes cost two global loads, one shared store, two shared loads and one global store
 // (v6: 16 of each for uint8, 8 for float16) and about 15 integer instructions at each end.
+// Nor by address: each 16 bytes read from shared memory as five 4-byte words from their byte
+// offset, no selects, lost on an H200 for every type up to 8 bytes, the input rows staged there
+// whole or only the output read so: four-byte loads 16 bytes apart meet in 8 of the 32 banks
+// (shared_shifts.csv in docs/results/h200; docs/element-types.md).
 // Why bulk and edge blocks: with every access checked where the matrix may end, the kernel ran
 // about three times the aligned kernel's instructions (ncu, H200, 8191 x 8193 uint8), most of them
 // in tiles that never meet an edge (clamped rows, 64-bit address arithmetic per output vector, the
