@@ -119,6 +119,13 @@ __device__ lab::Index side_offset(lab::Index i, lab::Index pitch, const lab::Fas
 // docs/results/h200); then NCHW to NHWC uint8 (4 groups) from 87-88% to 93-95%, 2-byte elements'
 // 6-d case from 89-91% to 92% (fixed_shapes.csv). Held to 80 registers for a third block, uint8's
 // fixed tile spilled and fell to 78-82%.
+// One tile after another, each loaded, transposed and stored before the next: a block whose next
+// tile's loads left before its stores, with 2 or 4 planes a block (the grid's z cut to match), did
+// not pay on an H200. float16's 64 x 64 planes and NHWC to NCHW gained under the memset flush in
+// one process and not in the next (4096 x 64 x 64: 49 and 43% of the copy, pipelined with 4
+// planes 67 and 43), and nothing under a read flush (90 against 90-91); float32 lost up to 5
+// points, and uint8 NCHW to NHWC, whose 64 planes then filled 64 or 128 blocks, fell from 95% to
+// 67-88% (pipelined_tiles.csv in docs/results/h200).
 template <class T, bool kBorrowed, int kGroups>
 __global__ void __launch_bounds__(THREADS, kGroups > 0 ? FIXED_MIN_BLOCKS<T> : TILE_MIN_BLOCKS<T>)
     permute_kernel(const T* __restrict__ in, T* __restrict__ out, lab::Plan plan, TileShape shape,
