@@ -121,6 +121,14 @@ LaunchShape launch_sectors(const T* in, T* out, int rows, int cols, cudaStream_t
 // extract and load_unaligned, the shifts, are in common/unaligned_vector.cuh (PERMUTE.v5_packed's
 // short rows use them too).
 
+// What extract is told a row's shift in a vector is a multiple of. 8-byte elements: 8, so one
+// choice of words and no funnel shifts: from -0.04 to +0.5 points of the copy on an H200, 22 of 24
+// runs ahead. 4-byte elements could drop the funnel shifts too, but the compiler then gave the
+// kernel 58 registers, not 52, and they lost 0.3 to 3.7 points; 1- and 2-byte elements need every
+// shift (realign_grain.csv in docs/results/h200).
+template <class T>
+constexpr int REALIGN_GRAIN = sizeof(T) == 8 ? 8 : 1;
+
 // The aligned 16 bytes at address x of the input, which starts at `in` (address begin) and ends at
 // address end. kGuarded: the vector may cross an end, so it is read a byte at a time and nothing
 // outside is touched. (Pointers are formed from `in`, not from x: that keeps them global loads.)
@@ -176,7 +184,7 @@ __device__ void load_rows(const T* in, int rows, int cols, int first_row, int fi
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(in);
     load_vector<kGuarded>(bytes, begin, end, at - shift, lo);
     if (shift != 0) load_vector<kGuarded>(bytes, begin, end, at - shift + VECTOR_BYTES, hi);
-    extract(lo, hi, shift, w[k]);
+    extract<REALIGN_GRAIN<T>>(lo, hi, shift, w[k]);
   }
 }
 
@@ -341,7 +349,7 @@ __device__ __noinline__ void realign_edge_tile(const T* in, T* out, int rows, in
       const uint4 q = tile[realign_cell<N, kGroups>(out_row_local, lo_cell + 1)];
       hi[0] = q.x, hi[1] = q.y, hi[2] = q.z, hi[3] = q.w;
     }
-    extract(lo, hi, shift, v);
+    extract<REALIGN_GRAIN<T>>(lo, hi, shift, v);
     std::uint8_t* at =
         reinterpret_cast<std::uint8_t*>(out) + static_cast<std::ptrdiff_t>(x - out_begin);
     const int from = x < begin ? static_cast<int>(begin - x) : 0;
@@ -390,10 +398,10 @@ __device__ TileOfBlock edge_tiles_first(int rows, int cols) {
   return {0, tiles_c * TILE_DIM, false};  // a block past the last tile: every check fails
 }
 
-// Row k of N rows in w[k]: 16 bytes from each, `first` the first row at this thread's 16 bytes,
-// rows row_bytes apart. Each row's 16 bytes straddle two aligned vectors: both are loaded, and
-// `extract` shifts the pair.
-template <int N>
+// Row k of N rows of T in w[k]: 16 bytes from each, `first` the first row at this
+// thread's 16 bytes, rows row_bytes apart. Each row's 16 bytes straddle two aligned vectors: both
+// are loaded, and `extract` shifts the pair.
+template <class T, int N>
 __device__ __forceinline__ void load_pairs(const std::uint8_t* first, size_t row_bytes,
                                            std::uint32_t (&w)[N][WORDS]) {
   const std::uint8_t* at = first;
@@ -403,7 +411,7 @@ __device__ __forceinline__ void load_pairs(const std::uint8_t* first, size_t row
     const uint4* pair = reinterpret_cast<const uint4*>(at - shift);
     const uint4 a = pair[0], b = pair[1];
     const std::uint32_t lo[WORDS] = {a.x, a.y, a.z, a.w}, hi[WORDS] = {b.x, b.y, b.z, b.w};
-    extract(lo, hi, shift, w[k]);
+    extract<REALIGN_GRAIN<T>>(lo, hi, shift, w[k]);
   }
 }
 
@@ -473,7 +481,7 @@ __device__ __forceinline__ void realign_bulk_tile(const T* in, T* out, int rows,
   if constexpr (REALIGN_HALVES<T> == 2)
     load_by_shuffle<ROWS>(first, row_bytes, place.chunk, w);
   else
-    load_pairs<ROWS>(first, row_bytes, w);
+    load_pairs<T, ROWS>(first, row_bytes, w);
   transpose_to_tile<T, kGroups>(w, place);
   __syncthreads();  // every thread of the block is here: the bulk test is the block's
 
@@ -505,7 +513,7 @@ __device__ __forceinline__ void realign_bulk_tile(const T* in, T* out, int rows,
     const uint4 b = tile[realign_cell<N, kGroups>(out_row_local, lo_cell + 1)];
     const std::uint32_t lo[WORDS] = {a.x, a.y, a.z, a.w}, hi[WORDS] = {b.x, b.y, b.z, b.w};
     std::uint32_t v[WORDS];
-    extract(lo, hi, shift, v);
+    extract<REALIGN_GRAIN<T>>(lo, hi, shift, v);
     *reinterpret_cast<uint4*>(piece + lead + s * VECTOR_BYTES) = make_uint4(v[0], v[1], v[2], v[3]);
   }
 }
