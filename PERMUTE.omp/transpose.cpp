@@ -451,7 +451,10 @@ inline void prefetch_row(const T* row, Index a_count) {
 // before the tile is done. Each row's lines are asked for kPrefetchRows rows ahead, those of the
 // next tile's first rows too: a row is a run of a few lines, too short for the hardware prefetcher,
 // and read one after another each waited on memory (a 512^3 reversal, 16 threads: 33% of the copy
-// for uint8, 42% for float16).
+// for uint8, 42% for float16). The tiles go in each thread's share in order, the batch index
+// outermost: dealt to the threads in turn, or each share with the batch index innermost (both
+// without the next tile's prefetch), the reversal lost: uint8 from 38-39% of the copy to 34-37%,
+// float32 from 54-56% to 44-47% (16 threads; tile_orders.csv in docs/results/h200).
 template <class T>
 void move_tile_buffered(const T* in, T* out, Index in_stride_b, Index out_stride_a, Index b_count,
                         Index a_count, bool streaming, const NextTile<T>& next) {
