@@ -103,9 +103,11 @@ LaunchShape launch_sectors(const T* in, T* out, int rows, int cols, cudaStream_t
 // every 16 bytes cost two global loads, one shared store, two shared loads and one global store
 // (v6: 16 of each for uint8, 8 for float16) and about 15 integer instructions at each end.
 // Nor by address: each 16 bytes read from shared memory as five 4-byte words from their byte
-// offset, no selects, lost on an H200 for every type up to 8 bytes, the input rows staged there
-// whole or only the output read so: four-byte loads 16 bytes apart meet in 8 of the 32 banks
-// (shared_shifts.csv in docs/results/h200; docs/element-types.md).
+// offset, no selects. With the input rows staged there whole, every type up to 8 bytes lost on an
+// H200 (uint8 1 to 5 points of the copy, wider types 5 to 12); with only the output read so, uint8
+// and float16 lost up to 8 and 6 points, and 4- and 8-byte elements moved within the noise.
+// Four-byte loads 16 bytes apart meet in 8 of the 32 banks (shared_shifts.csv in
+// docs/results/h200; docs/element-types.md).
 // Why bulk and edge blocks: with every access checked where the matrix may end, the kernel ran
 // about three times the aligned kernel's instructions (ncu, H200, 8191 x 8193 uint8), most of them
 // in tiles that never meet an edge (clamped rows, 64-bit address arithmetic per output vector, the
