@@ -660,6 +660,35 @@ def test_reference_names_the_commit_the_copier_gives(monkeypatch):
     assert len(commit) == 1 and "abc1234" not in commit[0]
 
 
+def test_reference_keeps_the_notes_and_each_parts_commit(monkeypatch):
+    from transpose_lab.reference import machine_txt
+    previous = ("gpu: GPU X\ncommit: old1\n"
+                "made_by: make reference PART=kernels; make reference PART=types\n"
+                "extra.csv: made by hand, this way\n")
+    monkeypatch.setenv("LAB_COMMIT", "new1")
+    text = machine_txt([], ["kernels", "types"], previous, ["types"])
+    assert "commit: new1\n" in text
+    assert ("made_by: make reference PART=kernels at old1; make reference PART=types at new1\n"
+            in text)
+    assert "extra.csv: made by hand, this way\n" in text
+    assert "earlier_commit" not in text  # a bare commit: made_by says it all
+    # Run again on its own output: each part keeps the commit it was made with.
+    again = machine_txt([], ["kernels", "types"], text, ["kernels"])
+    assert "PART=kernels at new1; make reference PART=types at new1" in again
+
+
+def test_reference_keeps_an_earlier_commit_line_until_every_part_is_made_again(monkeypatch):
+    from transpose_lab.reference import machine_txt
+    previous = ("commit: old1 (PART=types: old0, with rows from old2)\n"
+                "made_by: make reference PART=kernels; make reference PART=types\n")
+    monkeypatch.setenv("LAB_COMMIT", "new1")
+    some = machine_txt([], ["kernels", "types"], previous, ["kernels"])
+    assert "earlier_commit: old1 (PART=types: old0, with rows from old2)\n" in some
+    assert "PART=types at old1" in some
+    every = machine_txt([], ["kernels", "types"], some, ["kernels", "types"])
+    assert "earlier_commit" not in every and every.count("at new1") == 2
+
+
 def test_reference_dry_run_prints_every_part_and_writes_nothing():
     out = ROOT / "docs" / "results" / "cpu-test-tmp"
     done = make("reference", "DRY_RUN=1", "MACHINE=cpu-test-tmp")

@@ -137,8 +137,38 @@ def _first_line(command, pattern=None):
     return "unknown"
 
 
-def machine_txt(found, parts_done):
-    """The machine.txt lines: key: value, "unknown" where the machine does not say."""
+# machine.txt's own keys; every other line of an existing machine.txt (how a CSV made by hand
+# beside the parts was made) is kept as it is when a part runs again.
+MACHINE_KEYS = ("gpu", "gpu_memory", "driver", "cuda", "cpu", "cores", "commit", "made_by")
+
+
+def _keyed(text):
+    """machine.txt's text as (its own keys' values, the other lines in order)."""
+    keys, others = {}, []
+    for line in text.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key in MACHINE_KEYS:
+            keys[key] = value
+        elif line.strip():
+            others.append(line)
+    return keys, others
+
+
+def _part_commits(keys):
+    """The commit each part of an earlier machine.txt was made with: its made_by says so ("PART=x
+    at c"), or, written before made_by did, the first word of its commit line."""
+    fallback = (keys.get("commit", "").split() or ["unknown"])[0]
+    return {part: at or fallback
+            for part, at in re.findall(r"PART=(\w+)(?: at (\S+))?", keys.get("made_by", ""))}
+
+
+def machine_txt(found, parts_done, previous="", this_run=None):
+    """The machine.txt lines: key: value, "unknown" where the machine does not say. parts_done:
+    every part the folder holds, in order; this_run: those made now (default all of them), the
+    others with the commit `previous` (the folder's machine.txt before) gives them. commit: this
+    run's; made_by: each part with its own. A commit line of an earlier run that says more than a
+    commit (rows it took from other runs) stays, as earlier_commit, until every part is made
+    again."""
     if found:
         count = f"{len(found)} x " if len(found) > 1 else ""
         gpu, memory, driver = count + found[0][0], found[0][1], found[0][2]
@@ -154,6 +184,16 @@ def machine_txt(found, parts_done):
     # Whoever copied the tree to the machine that runs it knows its commit better than a copy's
     # .git, which may be missing or older than the files beside it.
     commit = os.environ.get("LAB_COMMIT") or commit
+    before, notes = _keyed(previous)
+    made_at = _part_commits(before)
+    now = set(parts_done if this_run is None else this_run)
+    for part in now:  # one word, as made_by reads back
+        made_at[part] = commit.split()[0] + ("+uncommitted" if "uncommitted" in commit else "")
+    earlier = before.get("commit", "")
+    if set(_part_commits(before)) <= now:  # every part made again: the earlier notes on commits go
+        notes = [line for line in notes if not line.startswith("earlier_commit: ")]
+    elif len(earlier.split()) > 1:
+        notes.insert(0, f"earlier_commit: {earlier}")
     keys = {
         "gpu": gpu,
         "gpu_memory": memory,
@@ -162,9 +202,11 @@ def machine_txt(found, parts_done):
         "cpu": _first_line(["lscpu"], r"^Model name:\s*(.+)$"),
         "cores": str(os.cpu_count() or "unknown"),
         "commit": commit,
-        "made_by": "; ".join(f"make reference PART={part}" for part in parts_done),
+        "made_by": "; ".join(f"make reference PART={part} at {made_at.get(part, 'unknown')}"
+                             for part in parts_done),
     }
-    return "".join(f"{key}: {value}\n" for key, value in keys.items())
+    lines = [f"{key}: {value}" for key, value in keys.items()] + notes
+    return "".join(f"{line}\n" for line in lines)
 
 
 def parts_in(path):
@@ -270,8 +312,10 @@ def main(argv=None):
         print(f"{shlex.join(plots)} > {out / 'make-plots.log'}")
         print(f"write {out / 'machine.txt'}")
     else:
-        done = sorted(set(parts_in(out / "machine.txt")) | set(parts), key=PARTS.index)
-        (out / "machine.txt").write_text(machine_txt(found, done))
+        previous = out / "machine.txt"
+        done = sorted(set(parts_in(previous)) | set(parts), key=PARTS.index)
+        (out / "machine.txt").write_text(
+            machine_txt(found, done, previous.read_text() if previous.is_file() else "", parts))
         with open(out / "make-plots.log", "w") as f:
             failed += subprocess.run(plots, stdout=f, stderr=subprocess.STDOUT).returncode != 0
     if found and "kernels" in parts:
