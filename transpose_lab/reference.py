@@ -205,7 +205,7 @@ def machine_txt(found, parts_done, previous="", this_run=None):
         "made_by": "; ".join(f"make reference PART={part} at {made_at.get(part, 'unknown')}"
                              for part in parts_done),
     }
-    lines = [f"{key}: {value}" for key, value in keys.items()] + notes
+    lines = [f"{key}: {value}" for key, value in keys.items()] + ([""] + notes if notes else [])
     return "".join(f"{line}\n" for line in lines)
 
 
