@@ -44,6 +44,6 @@ __device__ __forceinline__ uint4 load_unaligned(const T* at) {
   const uint4 a = pair[0], b = pair[1];
   const std::uint32_t lo[WORDS] = {a.x, a.y, a.z, a.w}, hi[WORDS] = {b.x, b.y, b.z, b.w};
   std::uint32_t v[WORDS];
-  extract<sizeof(T) < 8 ? sizeof(T) : 8>(lo, hi, shift, v);
+  extract(lo, hi, shift, v);
   return make_uint4(v[0], v[1], v[2], v[3]);
 }
