@@ -86,12 +86,14 @@ LaunchShape launch_sectors(const T* in, T* out, int rows, int cols, cudaStream_t
 
 // ---- 1- to 8-byte elements: 16-byte accesses on misaligned rows ----
 // The wide accesses stay aligned; the data is moved to fit them, in registers:
-// - In: the 16 bytes a thread wants from an input row straddle two aligned vectors. It loads both
-//   (the second is its neighbour's first: L1 or L2 serves it, not DRAM) and shifts the pair by
-//   the row's offset: a choice of whole words, then one funnel shift per word (`extract`). Then
-//   the block is exactly the aligned kernel's, and so are the register transpose and the tile.
-//   (uint8 shares each 16 x 16 block between two lanes, and takes the second vector from the
-//   neighbouring lane: transpose_to_tile and load_by_shuffle say why.)
+// - In: the 16 bytes a thread wants from an input row start anywhere in an aligned vector. Rows
+//   step by cols * sizeof(T) bytes, so a row's offset in its 8-byte word repeats with the row
+//   index: a constant of the launch, made a template argument (load_octets). Each row is read
+//   as the three aligned 8-byte words it lies in and shifted by constants (elements of up to 4
+//   bytes; 8-byte elements, and any input that does not start on 8 bytes, load both aligned
+//   vectors and choose words at run time: `extract`). Then the block is exactly the aligned
+//   kernel's, and so are the register transpose and the tile. (uint8 shares each 16 x 16 block
+//   between two lanes: transpose_to_tile says why.)
 // - Out: each aligned 16-byte vector of an output row is cut the same way from two tile cells.
 //   The vectors where an output row begins and ends are shared with the rows beside it: only the
 //   row's own bytes are written there, as aligned 8-, 4-, 2- and 1-byte stores.
@@ -417,15 +419,16 @@ __device__ __forceinline__ void load_pairs(const std::uint8_t* first, size_t row
   }
 }
 
-// The same rows, one aligned vector loaded a row: the second of the pair is the next chunk's
-// first, taken from that lane by a shuffle (the lanes of a group's chunks are consecutive). The
-// last chunk's second lies past the tile: thread `chunk` loads it for row `chunk` and hands it
-// over the same way. For uint8 (transpose_to_tile's halves): with pairs, 8 rows of them (64
-// registers) could not all be in flight in the 56 registers that 2 blocks of 576 threads leave,
-// and 16383 x 16385 fell from 82% to 76% of the copy on an H200; one vector a row (32) can
-// (realign_halves.csv in docs/results/h100, h200). For wider elements, one thread a block, the
-// shuffles gained 2-byte elements 2 points of the copy on an H200 and lost them 0.7 on an H100,
-// and lost 4- and 8-byte elements up to 1.3 (realign_shuffle.csv there): they keep the pairs.
+// The same rows (uint8 where the input does not start on 8 bytes), one aligned vector loaded a
+// row: the second of the pair is the next chunk's first, taken from that lane by a shuffle (the
+// lanes of a group's chunks are consecutive). The last chunk's second lies past the tile: thread
+// `chunk` loads it for row `chunk` and hands it over the same way. For uint8 (transpose_to_tile's
+// halves): with pairs, 8 rows of them (64 registers) could not all be in flight in the 56 registers
+// that 2 blocks of 576 threads leave, and 16383 x 16385 fell from 82% to 76% of the copy on an
+// H200; one vector a row (32) can (realign_halves.csv in docs/results/h100, h200). For wider
+// elements, one thread a block, the shuffles gained 2-byte elements 2 points of the copy on an H200
+// and lost them 0.7 on an H100, and lost 4- and 8-byte elements up to 1.3 (realign_shuffle.csv
+// there): they keep the pairs.
 template <int N>
 __device__ __forceinline__ void load_by_shuffle(const std::uint8_t* first, size_t row_bytes,
                                                 int chunk, std::uint32_t (&w)[N][WORDS]) {
@@ -463,11 +466,45 @@ __device__ __forceinline__ void load_by_shuffle(const std::uint8_t* first, size_
   }
 }
 
+// The same rows, each from the three aligned 8-byte words its 16 bytes lie in. A thread's first
+// row lies a multiple of 8 rows down the tile, so where the input starts on 8 bytes, row k starts
+// (k * kRowShift) % 8 bytes into its word, kRowShift being (cols * sizeof(T)) % 8: a constant of
+// the launch. Made one when compiled (a kernel for each of its 8, 4 or 2 values), the shifts need
+// no choice of words at run time and no shuffle: one funnel shift per word, none where the shift
+// is whole words. Against load_by_shuffle and load_pairs (shifts chosen at run time) on an H200:
+// uint8 ran 29% fewer instructions (ncu, 8191 x 8193) and gained 4 to 9 points of the copy from
+// 6145 x 6147 up; float16 and bfloat16 gained 2 to 3 points, float32 moved within the noise. Only
+// uint8 near 4097 x 4097 lost, 5 to 6 points (17.1 us to 18.5), and only after the default memset
+// flush; in ncu, which flushes the caches its own way, both took 21.5 us there (octet_loads.csv
+// and octet_loads_ncu.csv in docs/results/h200).
+template <int kRows, int kRowShift>
+__device__ __forceinline__ void load_octets(const std::uint8_t* first, size_t row_bytes,
+                                            std::uint32_t (&w)[kRows][WORDS]) {
+#pragma unroll
+  for (int k = 0; k < kRows; ++k) {
+    const int shift = k * kRowShift % 8;  // a constant once the loop is unrolled
+    const auto* at = reinterpret_cast<const uint2*>(first + k * row_bytes - shift);
+    const uint2 a = at[0], b = at[1], c = at[2];
+    const std::uint32_t u[2 * WORDS - 2] = {a.x, a.y, b.x, b.y, c.x, c.y};
+#pragma unroll
+    for (int x = 0; x < WORDS; ++x)
+      w[k][x] = shift % 4 == 0
+                    ? u[x + shift / 4]
+                    : __funnelshift_r(u[x + shift / 4], u[x + shift / 4 + 1], 8 * (shift % 4));
+  }
+}
+
+// Which element sizes load their rows by load_octets: the shift a constant of the kernel.
+template <class T>
+constexpr bool OCTET_LOADS = sizeof(T) <= 4;
+// No row shift fixed when compiled: the shifts of load_by_shuffle and load_pairs.
+constexpr int ANY_ROW_SHIFT = -1;
+
 // The tile of a bulk block, with no bounds to check: rows follow each other by a pointer increment
 // and both vectors of every pair are loaded unconditionally (uint8: one, and a shuffle); the output
 // is dealt out as whole vectors, CHUNKS a row, so every thread stores in every round but the last.
 // The row's shift and cut come from the low bits of its address in 32-bit arithmetic.
-template <class T, int kGroups>
+template <class T, int kGroups, int kRowShift>
 __device__ __forceinline__ void realign_bulk_tile(const T* in, T* out, int rows, int cols,
                                                   int tile_r, int tile_c) {
   constexpr int E = sizeof(T), N = VECTOR_BYTES / E, TILE_DIM = CHUNKS * N;
@@ -480,7 +517,9 @@ __device__ __forceinline__ void realign_bulk_tile(const T* in, T* out, int rows,
       static_cast<size_t>(tile_r + place.group * N + place.half * ROWS) * row_bytes +
       static_cast<size_t>(tile_c + place.chunk * N) * E;
   std::uint32_t w[ROWS][WORDS];
-  if constexpr (REALIGN_HALVES<T> == 2)
+  if constexpr (kRowShift != ANY_ROW_SHIFT)
+    load_octets<ROWS, kRowShift>(first, row_bytes, w);
+  else if constexpr (REALIGN_HALVES<T> == 2)
     load_by_shuffle<ROWS>(first, row_bytes, place.chunk, w);
   else
     load_pairs<T, ROWS>(first, row_bytes, w);
@@ -522,14 +561,22 @@ __device__ __forceinline__ void realign_bulk_tile(const T* in, T* out, int rows,
 
 // Bulk blocks through realign_bulk_tile; the others (tiles at the first rows, the last rows or
 // the last columns) through realign_edge_tile.
-template <class T, int kGroups>
+template <class T, int kGroups, int kRowShift>
 __global__ void __launch_bounds__(REALIGN_THREADS<T, kGroups>, REALIGN_MIN_BLOCKS<T>)
     realign_kernel(const T* in, T* out, int rows, int cols) {
   const TileOfBlock t = edge_tiles_first<T, kGroups>(rows, cols);  // the block's, for all threads
   if (t.bulk)
-    realign_bulk_tile<T, kGroups>(in, out, rows, cols, t.tile_r, t.tile_c);
+    realign_bulk_tile<T, kGroups, kRowShift>(in, out, rows, cols, t.tile_r, t.tile_c);
   else
     realign_edge_tile<T, kGroups>(in, out, rows, cols, t.tile_r, t.tile_c);
+}
+
+// f(std::integral_constant<int, value>{}), for 0 <= value < kCount: value made a template argument.
+template <int kCount, int kValue = 0, class F>
+auto with_value_below(int value, F&& f) {
+  if constexpr (kValue + 1 < kCount)
+    if (value != kValue) return with_value_below<kCount, kValue + 1>(value, f);
+  return f(std::integral_constant<int, kValue>{});
 }
 
 // realign_kernel, with the two more groups of the sector cut where the output rows need them.
@@ -544,8 +591,20 @@ LaunchShape launch_realigned(const T* in, T* out, int rows, int cols, cudaStream
     return launch_tiles(kernel, in, out, rows, cols, TILE_DIM, CHUNKS * groups * REALIGN_HALVES<T>,
                         shared_bytes, stream);
   };
-  return whole_sectors ? run(realign_kernel<T, GROUPS>, GROUPS)
-                       : run(realign_kernel<T, GROUPS + 2>, GROUPS + 2);
+  // The row shift as a template argument: (cols * sizeof(T)) % 8, where the input starts on 8
+  // bytes.
+  const auto with_shift = [&](auto shift) {
+    constexpr int kShift = decltype(shift)::value;
+    return whole_sectors ? run(realign_kernel<T, GROUPS, kShift>, GROUPS)
+                         : run(realign_kernel<T, GROUPS + 2, kShift>, GROUPS + 2);
+  };
+  if constexpr (OCTET_LOADS<T>) {
+    if (reinterpret_cast<Address>(in) % 8 == 0)
+      return with_value_below<8 / sizeof(T)>(cols % (8 / sizeof(T)), [&](auto step) {
+        return with_shift(std::integral_constant<int, decltype(step)::value * sizeof(T)>{});
+      });
+  }
+  return with_shift(std::integral_constant<int, ANY_ROW_SHIFT>{});
 }
 
 // ---- Thin matrices: fewer than THIN_EXTENT rows or columns ----
