@@ -56,7 +56,10 @@ constexpr Index kTileElements = kTile<T>* kTile<T>;
 // bytes, made a 512^3 uint8 reversal slower: docs/results/h100/buffered_tiles.csv, though the tile
 // of bytes, 64 KiB and as much again for its transposed rows, then moves through L2), and the
 // side a split axis brings a tile of runs to (joining_part; the 6-d float16 case ran slower at a
-// square tile's 128 bytes).
+// square tile's 128 bytes). A buffered tile of 256 bytes of each input row by 128 of each output
+// row (32 KiB for uint8) ran the 512^3 uint8 reversal at 36-41% of the copy against 35-38% on a
+// 16-core host, where the same code ran 5 points apart from one run to the next: not kept
+// (buffered_shapes.csv in docs/results/h200).
 constexpr Index kLongRunBytes = 256;
 // The buffered tile cuts a 512^3 uint8 reversal's 512-byte runs in halves moved apart in time. A
 // tile of whole runs (all of a by all of b, 256 KiB through L2) gained uint8 only 2-4 points of

@@ -64,6 +64,11 @@ PROBES = [
           "constexpr int REALIGN_MIN_BLOCKS = 3;",
           "constexpr int REALIGN_MIN_BLOCKS = 4;",
           "the realigned kernel at 4 blocks an SM for 2- and 4-byte elements", "ragged.cu"),
+    Probe("v7_realign_shifts_at_run_time", "CUDA.v7_packed",
+          "constexpr bool OCTET_LOADS = sizeof(T) <= 4;",
+          "constexpr bool OCTET_LOADS = false;",
+          "the realigned kernel choosing each input row's words at run time (load_by_shuffle, "
+          "load_pairs), not three 8-byte loads shifted by constants (load_octets)", "ragged.cu"),
     Probe("v7_realign_3_blocks_8byte", "CUDA.v7_packed",
           "constexpr int REALIGN_MIN_BLOCKS<lab::Bytes8> = SM_THREADS / (CHUNKS * (GROUPS + 2));"
           "  // 8 bytes",
