@@ -275,6 +275,20 @@ def test_last_step_realigns_edge_tiles_first_exactly(dtype, rows, cols, needs_gp
     assert_last_step_exact(dtype, rows, cols, typed_cases(REALIGN_DTYPES, REALIGN_SHAPES))
 
 
+# Every row shift the bulk tiles' loads are compiled for (load_octets in ragged.cu: cols x size % 8
+# bytes, a kernel for each of 8 values for uint8, 4 for 2-byte and 2 for 4-byte elements), with
+# the output rows on sectors (800 rows) and not (801: two more groups of rows a tile). Both leave a
+# row of bulk tiles for every type; 1025 to 1032 columns give every residue.
+SHIFT_SHAPES = [(rows, 1024 + extra) for rows in (800, 801) for extra in range(1, 9)]
+SHIFT_DTYPES = ["uint8", "float16", "float32"]
+
+
+@pytest.mark.parametrize("dtype", SHIFT_DTYPES)
+@pytest.mark.parametrize("rows,cols", SHIFT_SHAPES, ids=lambda v: str(v))
+def test_last_step_loads_every_row_shift_exactly(dtype, rows, cols, needs_gpu):
+    assert_last_step_exact(dtype, rows, cols, typed_cases(SHIFT_DTYPES, SHIFT_SHAPES))
+
+
 # --- The last step's thin kernels (2 to 7 rows or columns): a block takes 256 threads x 16 bytes
 # of the long axis (2048 float16, 256 complex128) staged in shared memory, or for uint8 256
 # indices, one a thread. Shorter than one block; a partial last block; exactly whole blocks (4096
