@@ -473,10 +473,10 @@ __device__ __forceinline__ void load_by_shuffle(const std::uint8_t* first, size_
 // no choice of words at run time and no shuffle: one funnel shift per word, none where the shift
 // is whole words. Against load_by_shuffle and load_pairs (shifts chosen at run time) on an H200:
 // uint8 ran 29% fewer instructions (ncu, 8191 x 8193) and gained 4 to 9 points of the copy from
-// 6145 x 6147 up; float16 and bfloat16 gained 2 to 3 points, float32 moved within the noise. Only
-// uint8 near 4097 x 4097 lost, 5 to 6 points (17.1 us to 18.5), and only after the default memset
-// flush; in ncu, which flushes the caches its own way, both took 21.5 us there (octet_loads.csv
-// and octet_loads_ncu.csv in docs/results/h200).
+// 6145 x 6147 up; float16 and bfloat16 gained 2.6 to 3.3 points (16383 x 16385: 0.4), float32
+// moved within the noise. Only uint8 near 4097 x 4097 lost, 5 to 6 points (17.1 us to 18.5), and
+// only after the default memset flush; in ncu, which flushes the caches its own way, both took 21.5
+// us there (octet_loads.csv and octet_loads_ncu.csv in docs/results/h200).
 template <int kRows, int kRowShift>
 __device__ __forceinline__ void load_octets(const std::uint8_t* first, size_t row_bytes,
                                             std::uint32_t (&w)[kRows][WORDS]) {
