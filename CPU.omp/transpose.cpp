@@ -100,6 +100,15 @@ struct Layout {
   static_assert(kPrefetchElements >= kBlockCols);
 };
 
+// The band a store kind moves: Layout's, but 64 rows of bytes under streaming stores (one line of
+// each output row a band, not two). On a 2-core Xeon 8192 x 8192 uint8 went from 43-45% of the
+// copy to 55-58% with one thread, from 42-45% to 53-70% with two, and sides of 4096 and 16384
+// gained as much; with 128 rows one thread of a 16-core host reached 41%, and all 16 47%
+// (h200/scaling.csv). With plain stores 64 rows lost (46% to 35-37%): they keep 128
+// (cpu_bands.csv in docs/results/cpu-dev).
+template <class T, bool kStreaming>
+constexpr int kBandRowsFor = sizeof(T) == 1 && kStreaming ? 64 : Layout<T>::kBandRows;
+
 template <class T>
 void transpose_naive(const T* in, T* out, Index rows, Index cols) {
   // LESSON: begin share the input rows out among the threads; out[c * rows + r] = in[r * cols + c]
@@ -366,11 +375,12 @@ template <class T, bool kStreaming>
 void transpose_band_small(const T* in, Index cols, T* out, Index rows, int whole_cols,
                           int prefetch_end) {
   using L = Layout<T>;
-  constexpr int kBlocks = L::kBandRows / L::kBlockRows;
+  constexpr int kBandRows = kBandRowsFor<T, kStreaming>;
+  constexpr int kBlocks = kBandRows / L::kBlockRows;
   constexpr int kRowBytes = kBlocks * 16;                 // of each output row, per step
   constexpr int kRowsPerBlock = L::kBlockCols / kBlocks;  // output rows leaving per block
   static_assert(L::kBlockCols % kBlocks == 0);
-  alignas(kLineBytes) T stage[2][L::kBlockCols][L::kBandRows];
+  alignas(kLineBytes) T stage[2][L::kBlockCols][kBandRows];
   for (int c = 0, step = 0; c <= whole_cols; c += L::kBlockCols, ++step) {
     auto& fill = stage[step & 1];
     const auto& filled = stage[(step - 1) & 1];
@@ -423,7 +433,7 @@ void transpose_tile(const T* in, T* out, Index rows, Index cols, const Tile& til
   T* tile_out = out + tile.c0 * rows + tile.r0;
   const int whole_cols = tile.c_count / L::kBlockCols * L::kBlockCols;
   int r = 0;
-  constexpr int kBand = L::kBandRows;
+  constexpr int kBand = kBandRowsFor<T, kStreaming>;
   constexpr int kBlocksPerBand = kBand / L::kBlockRows;  // blocks stacked in a band
   if (tile.r_count == kBand) {
     // Fetch ahead while the line ahead is still in the row; the last few steps go without.
@@ -645,10 +655,12 @@ void transpose_bands_simd(const T* in, T* out, Index rows, Index cols) {
     }
     return;
   }
-  const Index bands = (rows + L::kBandRows - 1) / L::kBandRows;
+  const Index band_rows =
+      stores == Stores::kStreaming ? kBandRowsFor<T, true> : kBandRowsFor<T, false>;
+  const Index bands = (rows + band_rows - 1) / band_rows;
   const auto move = [&](Index chunk, Index band) {
-    const Tile tile{band * L::kBandRows, chunk * L::kChunkCols,
-                    static_cast<int>(std::min<Index>(L::kBandRows, rows - band * L::kBandRows)),
+    const Tile tile{band * band_rows, chunk * L::kChunkCols,
+                    static_cast<int>(std::min<Index>(band_rows, rows - band * band_rows)),
                     static_cast<int>(std::min<Index>(L::kChunkCols, cols - chunk * L::kChunkCols))};
     if (stores == Stores::kStreaming)
       transpose_tile<T, true>(in, out, rows, cols, tile);
