@@ -675,6 +675,11 @@ def test_reference_keeps_the_notes_and_each_parts_commit(monkeypatch):
     # Run again on its own output: each part keeps the commit it was made with.
     again = machine_txt([], ["kernels", "types"], text, ["kernels"])
     assert "PART=kernels at new1; make reference PART=types at new1" in again
+    # A part not made again keeps its commit as it reads, without the separator after it.
+    monkeypatch.setenv("LAB_COMMIT", "new2")
+    later = machine_txt([], ["kernels", "types"], text, ["types"])
+    assert "PART=kernels at old1; make reference PART=types at new2\n" in later
+    assert ";;" not in later
 
 
 def test_reference_keeps_an_earlier_commit_line_until_every_part_is_made_again(monkeypatch):

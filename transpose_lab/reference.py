@@ -159,7 +159,7 @@ def _part_commits(keys):
     at c"), or, written before made_by did, the first word of its commit line."""
     fallback = (keys.get("commit", "").split() or ["unknown"])[0]
     return {part: at or fallback
-            for part, at in re.findall(r"PART=(\w+)(?: at (\S+))?", keys.get("made_by", ""))}
+            for part, at in re.findall(r"PART=(\w+)(?: at ([^\s;]+))?", keys.get("made_by", ""))}
 
 
 def machine_txt(found, parts_done, previous="", this_run=None):
