@@ -199,14 +199,11 @@ inline void transpose_lanes(typename Vector<T>::Row (&v)[Layout<T>::kElements]) 
 }
 #endif
 
-// Asks for the line at p (a hint: no fault, no wait) into L2 (common/prefetch.hpp): not L1, whose
-// set the 32 rows already crowd. kForWriting asks for the line owned by this core, ready to be
-// written: a plain store to a line that is not in cache waits for that line, one line after
-// another, in store order; asked for ahead, the lines come together.
-template <bool kForWriting>
-inline void prefetch_line(const void* p) {
-  lab::prefetch_line<kForWriting, 2>(p);
-}
+// Where lines are asked for ahead (common/prefetch.hpp: a hint, no fault, no wait): L2, not L1,
+// whose set the 32 rows already crowd. Asked for owned by this core (prefetchw), an output line is
+// ready to be written: a plain store to a line that is not in cache waits for that line, one line
+// after another, in store order; asked for ahead, the lines come together.
+constexpr int kPrefetchLocality = 2;
 
 #if defined(LAB_VECTOR_BLOCKS)
 // How a band writes its output rows. kStreaming: every output row's piece starts on a line (rows
@@ -244,7 +241,8 @@ inline void transpose_band_block(const T* in, Index cols, T* out, Index rows) {
     for (int i = 0; i < L::kElements; ++i) {
       const T* row = in + (b * L::kElements + i) * cols;
       std::memcpy(&block[b][i], row, sizeof(Row));
-      if constexpr (kPrefetch) prefetch_line<false>(row + L::kPrefetchElements);
+      if constexpr (kPrefetch)
+        lab::prefetch_line<false, kPrefetchLocality>(row + L::kPrefetchElements);
     }
     transpose_lanes<T>(block[b]);
   }
@@ -327,7 +325,8 @@ inline void stage_block(const T* in, Index cols, T (&stage)[Layout<T>::kBlockCol
 #pragma GCC unroll 16
   for (int i = 0; i < L::kBlockRows; ++i) {
     std::memcpy(&v[i], in + i * cols, sizeof(Row));
-    if constexpr (kPrefetch) prefetch_line<false>(in + i * cols + L::kPrefetchElements);
+    if constexpr (kPrefetch)
+      lab::prefetch_line<false, kPrefetchLocality>(in + i * cols + L::kPrefetchElements);
   }
   if constexpr (L::kSmall) {
     transpose_small_block<T>(v);
@@ -394,7 +393,7 @@ void transpose_band_small(const T* in, Index cols, T* out, Index rows, int whole
           // Every line the piece touches: where rows are not a multiple of a line, its kRowBytes
           // start anywhere in a line and reach into one line more.
           for (int j = first; j < last; ++j)
-            lab::prefetch_lines<true, 2>(out + (c + j) * rows, kRowBytes);
+            lab::prefetch_lines<true, kPrefetchLocality>(out + (c + j) * rows, kRowBytes);
         }
         const T* block_in = in + b * L::kBlockRows * cols + c;
         if (prefetch)
@@ -537,7 +536,7 @@ void transpose_output_band(const T* in, T* out, Index rows, Index cols, Index j0
 #pragma GCC unroll 1
     for (int rb = 0; rb < whole; rb += L::kBlockRows) {
       for (Index r = ahead + rb; r < std::min(ahead_end, ahead + rb + L::kBlockRows); ++r)
-        lab::prefetch_lines<false, 2>(in + r * cols + j0, B::kRowBytes);
+        lab::prefetch_lines<false, kPrefetchLocality>(in + r * cols + j0, B::kRowBytes);
 #pragma GCC unroll 1
       for (int v = 0; v < B::kVectors; ++v)
         stage_block<T, false>(in + (c0 + rb) * cols + j0 + v * L::kBlockCols, cols, stage[v],

@@ -501,7 +501,7 @@ constexpr bool OCTET_LOADS = sizeof(T) <= 4;
 constexpr int ANY_ROW_SHIFT = -1;
 
 // The tile of a bulk block, with no bounds to check: rows follow each other by a pointer increment
-// and both vectors of every pair are loaded unconditionally (uint8: one, and a shuffle); the output
+// and every load is unconditional (load_octets, or the pairs or shuffles of the others); the output
 // is dealt out as whole vectors, CHUNKS a row, so every thread stores in every round but the last.
 // The row's shift and cut come from the low bits of its address in 32-bit arithmetic.
 template <class T, int kGroups, int kRowShift>
@@ -571,14 +571,6 @@ __global__ void __launch_bounds__(REALIGN_THREADS<T, kGroups>, REALIGN_MIN_BLOCK
     realign_edge_tile<T, kGroups>(in, out, rows, cols, t.tile_r, t.tile_c);
 }
 
-// f(std::integral_constant<int, value>{}), for 0 <= value < kCount: value made a template argument.
-template <int kCount, int kValue = 0, class F>
-auto with_value_below(int value, F&& f) {
-  if constexpr (kValue + 1 < kCount)
-    if (value != kValue) return with_value_below<kCount, kValue + 1>(value, f);
-  return f(std::integral_constant<int, kValue>{});
-}
-
 // realign_kernel, with the two more groups of the sector cut where the output rows need them.
 template <class T>
 LaunchShape launch_realigned(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
@@ -600,7 +592,7 @@ LaunchShape launch_realigned(const T* in, T* out, int rows, int cols, cudaStream
   };
   if constexpr (OCTET_LOADS<T>) {
     if (reinterpret_cast<Address>(in) % 8 == 0)
-      return with_value_below<8 / sizeof(T)>(cols % (8 / sizeof(T)), [&](auto step) {
+      return lab::with_constant<0, 8 / sizeof(T) - 1>(cols % (8 / sizeof(T)), [&](auto step) {
         return with_shift(std::integral_constant<int, decltype(step)::value * sizeof(T)>{});
       });
   }

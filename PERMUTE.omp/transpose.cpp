@@ -717,14 +717,9 @@ constexpr Index kPrefetchGroups = 1;
 // read, the output to be written (prefetchw: the line owned by this core, ready for the stores).
 template <class T>
 inline void prefetch_run(const T* in, T* out, Index bytes) {
-  const auto* from = reinterpret_cast<const char*>(in);
-  auto* to = reinterpret_cast<char*>(out);
-  // The unit's last byte too, where it starts part-way into a line.
-  for (Index byte = 0; byte < bytes + kLineBytes; byte += kLineBytes) {
-    const Index at = std::min(byte, bytes - 1);
-    lab::prefetch_line<false, 3>(from + at);
-    lab::prefetch_line<true, 3>(to + at);
-  }
+  // Every line, the last one too where the unit starts part-way into one.
+  lab::prefetch_lines<false, 3>(in, bytes);
+  lab::prefetch_lines<true, 3>(out, bytes);
 }
 
 // Where the gather leaves element e's vector in the buffer, in bytes: register j of the gather's

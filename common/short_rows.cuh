@@ -11,9 +11,8 @@
 // PERMUTE.v5_packed (short planes).
 #pragma once
 
-#include <type_traits>
-
-#include "packed_block.cuh"  // VectorOf, VECTOR_BYTES
+#include "constant_dispatch.hpp"  // lab::with_constant
+#include "packed_block.cuh"       // VectorOf, VECTOR_BYTES
 
 namespace short_rows {
 
@@ -24,20 +23,7 @@ constexpr int MAX_SIDE = 7;  // K: a short side of 2 to 7 elements (8 and more t
 // so that every index of the K x N transpose is known to the compiler.
 template <class F>
 decltype(auto) with_side(int side, F&& f) {
-  switch (side) {
-    case 2:
-      return f(std::integral_constant<int, 2>{});
-    case 3:
-      return f(std::integral_constant<int, 3>{});
-    case 4:
-      return f(std::integral_constant<int, 4>{});
-    case 5:
-      return f(std::integral_constant<int, 5>{});
-    case 6:
-      return f(std::integral_constant<int, 6>{});
-    default:
-      return f(std::integral_constant<int, MAX_SIDE>{});
-  }
+  return lab::with_constant<2, MAX_SIDE>(side, f);
 }
 
 // run element p * K + k is row k's element p
