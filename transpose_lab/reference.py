@@ -186,11 +186,12 @@ def machine_txt(found, parts_done, previous="", this_run=None):
     commit = os.environ.get("LAB_COMMIT") or commit
     before, notes = _keyed(previous)
     made_at = _part_commits(before)
+    earlier_parts = set(made_at)
     now = set(parts_done if this_run is None else this_run)
     for part in now:  # one word, as made_by reads back
         made_at[part] = commit.split()[0] + ("+uncommitted" if "uncommitted" in commit else "")
     earlier = before.get("commit", "")
-    if set(_part_commits(before)) <= now:  # every part made again: the earlier notes on commits go
+    if earlier_parts <= now:  # every part made again: the earlier notes on commits go
         notes = [line for line in notes if not line.startswith("earlier_commit: ")]
     elif len(earlier.split()) > 1:
         notes.insert(0, f"earlier_commit: {earlier}")
@@ -211,12 +212,7 @@ def machine_txt(found, parts_done, previous="", this_run=None):
 
 def parts_in(path):
     """The parts an existing machine.txt says made the folder (kept when another part runs)."""
-    if not path.is_file():
-        return []
-    for line in path.read_text().splitlines():
-        if line.startswith("made_by:"):
-            return re.findall(r"PART=(\w+)", line)
-    return []
+    return list(_part_commits(_keyed(path.read_text())[0])) if path.is_file() else []
 
 
 def make_command(target, variables, out):
