@@ -103,9 +103,11 @@ struct Layout {
 // The band a store kind moves: Layout's, but 64 rows of bytes under streaming stores (one line of
 // each output row a band, not two). On a 2-core Xeon 8192 x 8192 uint8 went from 43-45% of the
 // copy to 55-58% with one thread, from 42-45% to 53-70% with two, and sides of 4096 and 16384
-// gained as much; with 128 rows one thread of a 16-core host reached 41%, and all 16 47%
-// (h200/scaling.csv). With plain stores 64 rows lost (46% to 35-37%): they keep 128
-// (cpu_bands.csv in docs/results/cpu-dev).
+// gained as much. On the 16-core host of an H200: 38-42% to 57-77% with one thread, 38-39% to
+// 65-70% with two, 37-43% to 50-57% with four; at 8 and 16 threads, where memory is the limit, the
+// two stay within that host's noise (8191 x 8193, whose code is the same in both builds, moved 3
+// points between them). With plain stores 64 rows lost (46% to 35-37%): they keep 128
+// (cpu_bands.csv in docs/results/cpu-dev and docs/results/h200).
 template <class T, bool kStreaming>
 constexpr int kBandRowsFor = sizeof(T) == 1 && kStreaming ? 64 : Layout<T>::kBandRows;
 
