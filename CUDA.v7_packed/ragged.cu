@@ -477,10 +477,10 @@ __device__ __forceinline__ void load_by_shuffle(const std::uint8_t* first, size_
 // moved within the noise. Only uint8 near 4097 x 4097 lost, 5 points (17.1 us to 18.5), after the
 // memset flush and the read flush alike (in ncu, at base clocks, both took 21.5 us). Fewer loads
 // win it back there, but cost more elsewhere: two 16-byte loads a row, their words chosen by one
-// bit at run time, gained those 5 points at 4097 x 4099 and lost 9 to 13 from 6145 x 6147 up
-// (float16 3 to 6); load_by_shuffle wherever input and output fit in L2 gained 1 to 5 points from
-// 2049 x 2051 to 4097 x 4099 but lost 2 to 6 at 4609 x 4611 and 5121 x 5123, which fit too. Neither
-// was kept, nor load_octets for 8-byte elements, within half a point of their pairs
+// bit at run time, gained those 5 points at 4097 x 4099 and lost 5 to 14 from 6145 x 6147 up
+// (float16 1 to 6 everywhere); load_by_shuffle wherever input and output fit in L2 gained up to 6
+// points at 3073 x 3075 and 4097 x 4099 but lost 2 to 7 at 4609 x 4611 and 5121 x 5123, which fit
+// too. Neither was kept, nor load_octets for 8-byte elements, within half a point of their pairs
 // (octet_loads*.csv in docs/results/h200).
 template <int kRows, int kRowShift>
 __device__ __forceinline__ void load_octets(const std::uint8_t* first, size_t row_bytes,
