@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <type_traits>
@@ -40,17 +39,6 @@ void part_digits(const Dtype& type, std::uint64_t d, std::uint64_t* real, std::u
   const int bits = type.part_digit_bits;
   *real = d & low_bits(bits);
   *imag = ((bits < 64 ? d >> bits : 0) + d + (std::uint64_t{1} << (bits - 1))) & low_bits(bits);
-}
-
-std::string hex(const void* bits, int bytes) {
-  std::string text = "0x";
-  const auto* b = static_cast<const unsigned char*>(bits);
-  char two[3];
-  for (int i = bytes - 1; i >= 0; --i) {  // most significant byte first (little-endian storage)
-    std::snprintf(two, sizeof two, "%02x", b[i]);
-    text += two;
-  }
-  return text;
 }
 
 // The digit of position i in one fill: (i >> shift) & mask, 0 once the shift passes 64 bits.
@@ -234,8 +222,8 @@ Verification verify_transpose(const T* out, const T* in, Index rows, Index cols)
   if (wrong != 0) {
     result.first_row = first / rows;  // the output is cols x rows
     result.first_col = first % rows;
-    result.got = hex(out + first, sizeof(T));
-    result.want = hex(in + result.first_col * cols + result.first_row, sizeof(T));
+    result.got = bits_in_hex(out + first, sizeof(T));
+    result.want = bits_in_hex(in + result.first_col * cols + result.first_row, sizeof(T));
   }
   return result;
 }
@@ -260,27 +248,40 @@ Verification verify_copy(const T* out, const T* in, Index rows, Index cols) {
   if (wrong != 0) {
     result.first_row = first / cols;  // the output is rows x cols, like the input
     result.first_col = first % cols;
-    result.got = hex(out + first, sizeof(T));
-    result.want = hex(in + first, sizeof(T));
+    result.got = bits_in_hex(out + first, sizeof(T));
+    result.want = bits_in_hex(in + first, sizeof(T));
   }
   return result;
 }
 
-std::string Verification::describe() const {
-  char line[400];
-  const std::string over = fills == 1 ? std::string() : " over " + std::to_string(fills) + " fills";
-  if (ok()) {
-    std::snprintf(line, sizeof line,
-                  "verified: all %" PRId64 " elements bitwise equal to the reference%s", checked,
-                  over.c_str());
-  } else {
-    std::snprintf(line, sizeof line,
-                  "verification FAILED (fill %d of %d): %" PRId64 " of %" PRId64
-                  " elements wrong; first at output row %" PRId64 ", col %" PRId64
-                  ": got %s, want %s",
-                  fill + 1, fills, wrong, checked, first_row, first_col, got.c_str(), want.c_str());
+std::string bits_in_hex(const void* bits, int bytes) {
+  std::string text = "0x";
+  const auto* b = static_cast<const unsigned char*>(bits);
+  char two[3];
+  for (int i = bytes - 1; i >= 0; --i) {  // most significant byte first (little-endian storage)
+    std::snprintf(two, sizeof two, "%02x", b[i]);
+    text += two;
   }
-  return line;
+  return text;
+}
+
+std::string describe_verification(Index checked, Index wrong, int fill, int fills,
+                                  const char* against, const std::string& where,
+                                  const std::string& got, const std::string& want) {
+  if (wrong == 0) {
+    const std::string over = fills == 1 ? "" : " over " + std::to_string(fills) + " fills";
+    return "verified: all " + std::to_string(checked) + " elements bitwise equal to " + against +
+           over;
+  }
+  return "verification FAILED (fill " + std::to_string(fill + 1) + " of " + std::to_string(fills) +
+         "): " + std::to_string(wrong) + " of " + std::to_string(checked) +
+         " elements wrong; first at output " + where + ": got " + got + ", want " + want;
+}
+
+std::string Verification::describe() const {
+  const std::string where =
+      "row " + std::to_string(first_row) + ", col " + std::to_string(first_col);
+  return describe_verification(checked, wrong, fill, fills, "the reference", where, got, want);
 }
 
 #define LAB_INSTANTIATE(T)                                                        \

@@ -57,6 +57,15 @@ template <class T>
 void poison_output(T* out, Index rows, Index cols, const Dtype& type, int fill,
                    Operation operation = Operation::kTranspose);
 
+// Bytes in hex, most significant first: "0x3c00" for a float16 1.0.
+std::string bits_in_hex(const void* bits, int bytes);
+
+// The one line a verification prints: "verified: all N elements bitwise equal to <against>", or
+// "verification FAILED ...", the first wrong element at `where` ("row 3, col 5") with its bits.
+std::string describe_verification(Index checked, Index wrong, int fill, int fills,
+                                  const char* against, const std::string& where,
+                                  const std::string& got, const std::string& want);
+
 struct Verification {
   Index checked = 0;
   Index wrong = 0;

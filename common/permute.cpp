@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -93,17 +92,6 @@ std::string usage(const std::string& program, int default_reps, const std::strin
          "  --csv FILE    append one row per measurement to FILE (header written once)\n" +
          std::string(kCasesUsage) +
          "  --explain     print the problem after axis fusion and exit\n";
-}
-
-std::string hex(const void* bits, int bytes) {
-  std::string text = "0x";
-  const auto* b = static_cast<const unsigned char*>(bits);
-  char two[3];
-  for (int i = bytes - 1; i >= 0; --i) {  // most significant byte first (little-endian storage)
-    std::snprintf(two, sizeof two, "%02x", b[i]);
-    text += two;
-  }
-  return text;
 }
 
 std::string csv_quoted(const std::string& text) {
@@ -339,27 +327,16 @@ PermuteVerification verify_permute(const T* out, const T* in, const Permutation&
       result.first[k] = rest % p.out_extent(k);
       rest /= p.out_extent(k);
     }
-    result.got = hex(out + first, sizeof(T));
-    result.want = hex(in + SourceWalk(p, first).source(), sizeof(T));
+    result.got = bits_in_hex(out + first, sizeof(T));
+    result.want = bits_in_hex(in + SourceWalk(p, first).source(), sizeof(T));
   }
   return result;
 }
 
 std::string PermuteVerification::describe() const {
-  char line[512];
-  const std::string over = fills == 1 ? std::string() : " over " + std::to_string(fills) + " fills";
-  if (ok()) {
-    std::snprintf(line, sizeof line,
-                  "verified: all %" PRId64 " elements bitwise equal to the definition%s", checked,
-                  over.c_str());
-  } else {
-    const std::string at = "(" + join(first.data(), static_cast<int>(first.size()), ", ") + ")";
-    std::snprintf(line, sizeof line,
-                  "verification FAILED (fill %d of %d): %" PRId64 " of %" PRId64
-                  " elements wrong; first at output index %s: got %s, want %s",
-                  fill + 1, fills, wrong, checked, at.c_str(), got.c_str(), want.c_str());
-  }
-  return line;
+  const std::string where =
+      "index (" + join(first.data(), static_cast<int>(first.size()), ", ") + ")";
+  return describe_verification(checked, wrong, fill, fills, "the definition", where, got, want);
 }
 
 const char* const kPermuteCsvColumns = ",shape,perm";
