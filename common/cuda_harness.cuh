@@ -2,7 +2,6 @@
 // checked allocations, checked launches, the L2 flush and event timing.
 #pragma once
 
-#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -22,16 +21,6 @@
 #include "timer.hpp"
 
 namespace lab {
-
-// One run bracketed for the profilers that capture a range of the program (`ncu
-// --profile-from-start off`, `nsys profile --capture-range=cudaProfilerApi`); a no-op otherwise.
-template <class Run>
-void run_profiled(const Run& run, cudaStream_t stream) {
-  CUDA_CHECK(cudaProfilerStart());
-  run();
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  CUDA_CHECK(cudaProfilerStop());
-}
 
 // Freed blocks kept for the process's next allocations, as PyTorch's caching allocator keeps them:
 // a driver that runs many cases in one process (--cases) would otherwise pay the driver for every
