@@ -342,6 +342,17 @@ void poison_band(T* band, const Decomposition& plan, int g, const lab::Dtype& ty
       band[c * rows + r] = lab::poison_value<T>(type, fill, r * plan.cols + c0 + c);
 }
 
+std::string hex(const void* bits, int bytes) {
+  std::string text = "0x";
+  const auto* b = static_cast<const unsigned char*>(bits);
+  char two[3];
+  for (int i = bytes - 1; i >= 0; --i) {  // most significant byte first
+    std::snprintf(two, sizeof two, "%02x", b[i]);
+    text += two;
+  }
+  return text;
+}
+
 // Output band of rank g: out[(c - c0) * rows + r] must be input element (r, c), for c in the band.
 // Positions in the report are in the whole output (cols x rows).
 template <class T>
@@ -365,8 +376,8 @@ lab::Verification verify_band(const T* out, const Decomposition& plan, int g,
     result.first_row = c0 + first / rows;
     result.first_col = first % rows;
     const T want = lab::fill_value<T>(type, fill, result.first_col * plan.cols + result.first_row);
-    result.got = lab::bits_in_hex(out + first, sizeof(T));
-    result.want = lab::bits_in_hex(&want, sizeof(T));
+    result.got = hex(out + first, sizeof(T));
+    result.want = hex(&want, sizeof(T));
   }
   return result;
 }
