@@ -474,14 +474,10 @@ __device__ __forceinline__ void load_by_shuffle(const std::uint8_t* first, size_
 // is whole words. Against load_by_shuffle and load_pairs (shifts chosen at run time) on an H200:
 // uint8 ran 29% fewer instructions (ncu, 8191 x 8193) and gained 4 to 9 points of the copy from
 // 6145 x 6147 up; float16 and bfloat16 gained 2.6 to 3.3 points (16383 x 16385: 0.4), float32
-// moved within the noise. Only uint8 near 4097 x 4097 lost, 5 points (17.1 us to 18.5), after the
-// memset flush and the read flush alike (in ncu, at base clocks, both took 21.5 us). Fewer loads
-// win it back there, but cost more elsewhere: two 16-byte loads a row, their words chosen by one
-// bit at run time, gained those 5 points at 4097 x 4099 and lost 5 to 14 from 6145 x 6147 up
-// (float16 1 to 6 everywhere); load_by_shuffle wherever input and output fit in L2 gained up to 6
-// points at 3073 x 3075 and 4097 x 4099 but lost 2 to 7 at 4609 x 4611 and 5121 x 5123, which fit
-// too. Neither was kept, nor load_octets for 8-byte elements, within half a point of their pairs
-// (octet_loads*.csv in docs/results/h200).
+// moved within the noise. Only uint8 near 4097 x 4097 lost, 5 points, after either L2 flush; the
+// fewer loads that win them back lose more everywhere else, and 8-byte elements gain nothing here
+// (docs/element-types.md, "Ragged rows: the shift a constant of the launch"; octet_loads*.csv in
+// docs/results/h200).
 template <int kRows, int kRowShift>
 __device__ __forceinline__ void load_octets(const std::uint8_t* first, size_t row_bytes,
                                             std::uint32_t (&w)[kRows][WORDS]) {
